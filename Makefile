@@ -1,0 +1,39 @@
+# ragmeter — the two commands a newcomer needs are `make demo` and `make test`.
+PY ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP_CORE := $(VENV)/.core-installed
+STAMP_ALL := $(VENV)/.all-installed
+
+.PHONY: demo test lint typecheck bench clean
+
+$(BIN)/python:
+	$(PY) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+
+$(STAMP_CORE): pyproject.toml | $(BIN)/python
+	$(BIN)/pip install --quiet -e '.[judge,http,pipeline]'
+	touch $@
+
+# torch first, pinned to the local CPU build, so extras never pull a CUDA wheel.
+$(STAMP_ALL): pyproject.toml | $(BIN)/python
+	$(BIN)/pip install --quiet 'torch==2.13.0'
+	$(BIN)/pip install --quiet -e '.[all]'
+	touch $@ $(STAMP_CORE)
+
+demo: $(STAMP_CORE)
+	$(BIN)/ragmeter run examples/suite.yaml
+
+lint: $(STAMP_ALL)
+	$(BIN)/ruff check src tests bench
+	$(BIN)/ruff format --check src tests bench
+	$(BIN)/mypy
+
+test: $(STAMP_ALL) lint
+	HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 $(BIN)/python -m pytest -n 2 -q
+
+bench: $(STAMP_ALL)
+	$(BIN)/python bench/run_bench.py
+
+clean:
+	rm -rf $(VENV) build dist *.egg-info src/*.egg-info .mypy_cache .ruff_cache .pytest_cache

@@ -1,0 +1,32 @@
+"""ragmeter: measure retrieval, RAG and agentic search systems.
+
+>>> import ragmeter
+>>> r = ragmeter.evaluate([{"id": "q", "expected_output": ["a"]}], {"q": ["b", "a"]}, metrics=["mrr"])
+>>> r.aggregate
+{'mrr': 0.5}
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+__version__ = "0.1.0"
+
+if TYPE_CHECKING:
+    from ragmeter.api import evaluate, evaluate_trec
+    from ragmeter.results import EvalResult
+
+__all__ = ["EvalResult", "__version__", "evaluate", "evaluate_trec"]
+
+
+def __getattr__(name: str) -> Any:
+    # Lazy: `import ragmeter` stays cheap (the CLI imports what each command needs).
+    if name in {"evaluate", "evaluate_trec"}:
+        from ragmeter import api
+
+        return getattr(api, name)
+    if name == "EvalResult":
+        from ragmeter.results import EvalResult
+
+        return EvalResult
+    raise AttributeError(f"module 'ragmeter' has no attribute {name!r}")

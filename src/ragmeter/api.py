@@ -1,0 +1,269 @@
+"""The public facade: :func:`evaluate` for datasets with outputs, :func:`evaluate_trec` for TREC files.
+
+The data flows one way: load → validate → match → gains per rank → score →
+aggregate → result.
+
+>>> result = evaluate(
+...     [{"id": "q-1", "expected_output": ["doc-3", "doc-9"]}],
+...     {"q-1": ["doc-7", "doc-3", "doc-1", "doc-9", "doc-2"]},
+...     metrics=["hit@5", "recall@5", "mrr", "ndcg@5"],
+... )
+>>> {name: round(value, 4) for name, value in result.aggregate.items()}
+{'hit@5': 1.0, 'recall@5': 1.0, 'mrr': 0.5, 'ndcg@5': 0.6509}
+"""
+
+from __future__ import annotations
+
+import platform
+import time
+from collections.abc import Mapping, Sequence
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ragmeter import __version__
+from ragmeter.config import RagmeterConfig, load_config
+from ragmeter.errors import ConfigError, InputError
+from ragmeter.io.datasets import load_dataset
+from ragmeter.io.outputs import load_outputs_with_sources, parse_output
+from ragmeter.io.records import file_sha256, validate
+from ragmeter.io.trec import read_qrels, read_run
+from ragmeter.matching.ids import match_ids
+from ragmeter.matching.trec import match_trec
+from ragmeter.metrics.inputs import ScoringInput
+from ragmeter.metrics.registry import ResolvedMetric, resolve_metric
+from ragmeter.metrics.scoring import ScoredMetric, score_metrics
+from ragmeter.results import EvalResult
+from ragmeter.schema.outputs import SystemOutput
+from ragmeter.schema.samples import Sample
+
+DEFAULT_DATASET_METRICS = ("hit", "recall@k", "mrr", "ndcg")
+DEFAULT_TREC_METRICS = ("map", "mrr", "ndcg", "precision", "recall@k", "r-precision")
+
+DatasetLike = str | Path | Sequence[Sample | Mapping[str, Any]]
+OutputsLike = str | Path | Mapping[str, Any] | None
+
+
+def _resolve_all(names: Sequence[str]) -> list[ResolvedMetric]:
+    resolved: list[ResolvedMetric] = []
+    seen: set[str] = set()
+    for name in names:
+        metric = resolve_metric(name.replace("recall@k", "retrieval-recall-at-k"))
+        if metric.name not in seen:
+            seen.add(metric.name)
+            resolved.append(metric)
+    return resolved
+
+
+def _check_k(k: int | None) -> None:
+    if k is not None and (isinstance(k, bool) or not isinstance(k, int) or k < 1):
+        raise ConfigError(f"the 'k' parameter must be an int >= 1 or None, got {k!r}")
+
+
+def _check_level(level: float | None) -> None:
+    if level is not None and not level > 0:
+        raise ConfigError(f"the relevance level must be > 0, got {level!r}")
+
+
+def _settings(
+    config: RagmeterConfig | str | Path | None,
+) -> tuple[RagmeterConfig, Path | None]:
+    if isinstance(config, RagmeterConfig):
+        return config, None
+    return load_config(config)
+
+
+def _assemble(
+    query_ids: list[str],
+    scored: list[ScoredMetric],
+    *,
+    warnings: list[str],
+    provenance: dict[str, Any],
+    n_missing_output: int = 0,
+) -> EvalResult:
+    per_query: dict[str, dict[str, float | None]] = {qid: {} for qid in query_ids}
+    for metric in scored:
+        values = metric.values.tolist()
+        mask = metric.scored.tolist()
+        for qid, value, ok in zip(query_ids, values, mask, strict=True):
+            per_query[qid][metric.name] = value if ok else None
+    provenance = {
+        **provenance,
+        "metrics": {
+            m.name: {
+                "requested": m.requested,
+                "k": m.k,
+                **({"skip_reason": m.skip_reason} if m.n_skipped else {}),
+            }
+            for m in scored
+        },
+    }
+    return EvalResult(
+        aggregate={m.name: m.mean for m in scored},
+        per_query=per_query,
+        n_queries=len(query_ids),
+        n_scored={m.name: m.n_scored for m in scored},
+        n_skipped={m.name: m.n_skipped for m in scored},
+        n_missing_output=n_missing_output,
+        warnings=warnings,
+        provenance=provenance,
+    )
+
+
+def _base_provenance(cfg_path: Path | None, **settings: Any) -> dict[str, Any]:
+    return {
+        "ragmeter_version": __version__,
+        "python": platform.python_version(),
+        "created_at": datetime.now(UTC).isoformat(timespec="seconds"),
+        "config_file": str(cfg_path) if cfg_path else None,
+        "settings": settings,
+    }
+
+
+def _load_samples(dataset: DatasetLike) -> tuple[list[Sample], dict[str, Any]]:
+    if isinstance(dataset, (str, Path)):
+        path = Path(dataset)
+        return load_dataset(path), {"dataset": {"path": str(path), "sha256": file_sha256(path)}}
+    samples: list[Sample] = []
+    seen: set[str] = set()
+    for index, item in enumerate(dataset):
+        sample = item if isinstance(item, Sample) else validate(Sample, item, where=f"dataset[{index}]")
+        if sample.id in seen:
+            raise InputError(f"duplicate sample id {sample.id!r}", where=f"dataset[{index}]")
+        seen.add(sample.id)
+        samples.append(sample)
+    if not samples:
+        raise InputError("the dataset has no samples", where="dataset")
+    return samples, {"dataset": {"path": None, "n_samples": len(samples)}}
+
+
+def _load_outputs(
+    outputs: OutputsLike, samples: list[Sample]
+) -> tuple[dict[str, SystemOutput], dict[str, Any]]:
+    if outputs is None:
+        embedded = {
+            s.id: parse_output(s.actual_output, where=f"sample {s.id!r}: actual_output")
+            for s in samples
+            if s.actual_output is not None
+        }
+        return embedded, {"outputs": {"embedded": True}}
+    if isinstance(outputs, (str, Path)):
+        path = Path(outputs)
+        loaded, sources = load_outputs_with_sources(path)
+        known = {s.id for s in samples}
+        for sid, where in sources.items():
+            if sid not in known:
+                raise InputError(f"output for unknown sample id {sid!r} (not in the dataset)", where=where)
+        return loaded, {"outputs": {"path": str(path), "sha256": file_sha256(path)}}
+    known = {s.id for s in samples}
+    parsed: dict[str, SystemOutput] = {}
+    for sid, raw in outputs.items():
+        if str(sid) not in known:
+            raise InputError(f"output for unknown sample id {sid!r} (not in the dataset)", where="outputs")
+        parsed[str(sid)] = parse_output(raw, where=f"outputs[{sid!r}]")
+    return parsed, {"outputs": {"path": None}}
+
+
+def evaluate(
+    dataset: DatasetLike,
+    outputs: OutputsLike = None,
+    *,
+    metrics: Sequence[str] | None = None,
+    k: int | None = None,
+    relevance_level: float | None = None,
+    config: RagmeterConfig | str | Path | None = None,
+    trec_compat: bool = False,
+) -> EvalResult:
+    """Score recorded outputs against a dataset.
+
+    ``dataset`` is a file (YAML/JSON/JSONL) or a list of samples; ``outputs`` a
+    file, a mapping of sample id → output, or ``None`` for outputs embedded as
+    ``actual_output``. Samples with no output are scored as empty rankings,
+    counted in ``n_missing_output`` and named in the warnings.
+    """
+    _check_k(k)
+    _check_level(relevance_level)
+    cfg, cfg_path = _settings(config)
+    started = time.perf_counter()
+    samples, sources = _load_samples(dataset)
+    outs, out_sources = _load_outputs(outputs, samples)
+    matched = match_ids(samples, outs)
+    level = relevance_level if relevance_level is not None else cfg.metrics.retrieval.relevance_level
+    names = metrics or cfg.metrics.retrieval.metrics or list(DEFAULT_DATASET_METRICS)
+    if metrics is None and any(matched.answers):
+        names = [*names, "containment"]
+    resolved = _resolve_all(names)
+    inp = ScoringInput.from_table(
+        matched.table, relevance_level=level, texts=matched.texts, answers=matched.answers
+    )
+    default_k = k if k is not None else cfg.metrics.retrieval.default_k
+    sample_k = np.array([s.metadata.k or 0 for s in samples], dtype=np.int64)
+    scored = score_metrics(resolved, inp, default_k=default_k, sample_k=sample_k, trec_compat=trec_compat)
+    warnings = list(matched.warnings)
+    if matched.missing_output:
+        shown = ", ".join(repr(s) for s in matched.missing_output[:10])
+        more = f" and {len(matched.missing_output) - 10} more" if len(matched.missing_output) > 10 else ""
+        warnings.insert(
+            0,
+            f"{len(matched.missing_output)} sample(s) have no recorded output and were scored as empty "
+            f"rankings: {shown}{more}",
+        )
+    provenance = _base_provenance(
+        cfg_path, k=k, default_k=default_k, relevance_level=level, trec_compat=trec_compat
+    ) | {"inputs": sources | out_sources, "elapsed_seconds": round(time.perf_counter() - started, 6)}
+    return _assemble(
+        [s.id for s in samples],
+        scored,
+        warnings=warnings,
+        provenance=provenance,
+        n_missing_output=len(matched.missing_output),
+    )
+
+
+def evaluate_trec(
+    qrels: str | Path,
+    run: str | Path,
+    *,
+    metrics: Sequence[str] | None = None,
+    k: int | None = None,
+    relevance_level: float | None = None,
+    complete: bool = False,
+    trec_compat: bool = False,
+    config: RagmeterConfig | str | Path | None = None,
+) -> EvalResult:
+    """Score a TREC run against TREC qrels (trec_eval 10.0 ordering).
+
+    ``complete`` is trec_eval's ``-c`` (qrels topics missing from the run count
+    as 0); ``trec_compat`` averages topics without relevant documents in as 0,
+    as trec_eval does, instead of skipping them.
+    """
+    _check_k(k)
+    _check_level(relevance_level)
+    cfg, cfg_path = _settings(config)
+    started = time.perf_counter()
+    resolved = _resolve_all(metrics or cfg.metrics.retrieval.metrics or list(DEFAULT_TREC_METRICS))
+    q = read_qrels(qrels)
+    r = read_run(run)
+    matched = match_trec(q, r, complete=complete)
+    level = relevance_level if relevance_level is not None else cfg.metrics.retrieval.relevance_level
+    inp = ScoringInput.from_table(matched.table, relevance_level=level)
+    default_k = k if k is not None else cfg.metrics.retrieval.default_k
+    scored = score_metrics(resolved, inp, default_k=default_k, trec_compat=trec_compat)
+    provenance = _base_provenance(
+        cfg_path, k=k, default_k=default_k, relevance_level=level, complete=complete, trec_compat=trec_compat
+    ) | {
+        "inputs": {
+            "qrels": {"path": str(qrels), "sha256": file_sha256(Path(qrels))},
+            "run": {"path": str(run), "sha256": file_sha256(Path(run))},
+        },
+        "elapsed_seconds": round(time.perf_counter() - started, 6),
+    }
+    return _assemble(
+        matched.table.query_ids,
+        scored,
+        warnings=matched.warnings,
+        provenance=provenance,
+        n_missing_output=len(matched.missing_topics) if complete else 0,
+    )

@@ -1,0 +1,78 @@
+"""The ``ragmeter`` command line: a thin layer over the library.
+
+Every command lives in its own module under ``ragmeter.cli`` and registers
+itself on :data:`app`. One top-level handler, :func:`main`, turns every
+:class:`~ragmeter.errors.RagmeterError` and usage error into one line,
+``Error: <where>: <what>``, and a non-zero exit; ``--debug`` shows the traceback.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+import typer
+
+try:  # typer >= 0.29 vendors click; older releases use the click package
+    from typer._click import exceptions as click_exceptions
+except ImportError:  # pragma: no cover - depends on the installed typer
+    from click import exceptions as click_exceptions  # type: ignore[no-redef]
+
+from ragmeter.errors import RagmeterError
+
+app = typer.Typer(
+    name="ragmeter",
+    help="Measure retrieval, RAG and agentic search systems.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+    rich_markup_mode=None,
+)
+
+EXIT_ERROR = 2
+"""Exit code for bad input, bad options and failed runs (a failed gate exits 1)."""
+
+
+def _register_commands() -> None:
+    # One import per command module; each module adds its command(s) to ``app``.
+    # Keep one line per module so parallel work never edits the same line.
+    from ragmeter.cli import (
+        eval_cmd,  # noqa: F401
+        metrics_cmd,  # noqa: F401
+    )
+    # -- more command modules below this line --
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Run the CLI; print ``Error: ...`` instead of a traceback for user errors."""
+    args = list(sys.argv[1:] if argv is None else argv)
+    debug = "--debug" in args or os.environ.get("RAGMETER_DEBUG") == "1"
+    args = [a for a in args if a != "--debug"]
+    _register_commands()
+    try:
+        code = app(args=args, prog_name="ragmeter", standalone_mode=False)
+    except RagmeterError as exc:
+        if debug:
+            raise
+        typer.echo(f"Error: {exc}", err=True)
+        sys.exit(EXIT_ERROR)
+    except click_exceptions.NoArgsIsHelpError as exc:
+        typer.echo(exc.ctx.get_help() if exc.ctx else str(exc))
+        sys.exit(0)
+    except click_exceptions.UsageError as exc:
+        if debug:
+            raise
+        typer.echo(f"Error: {exc.format_message()}", err=True)
+        sys.exit(EXIT_ERROR)
+    except typer.Abort:
+        typer.echo("Aborted.", err=True)
+        sys.exit(130)
+    except click_exceptions.ClickException as exc:
+        if debug:
+            raise
+        typer.echo(f"Error: {exc.format_message()}", err=True)
+        sys.exit(EXIT_ERROR)
+    except KeyboardInterrupt:
+        typer.echo("Interrupted.", err=True)
+        sys.exit(130)
+    sys.exit(code if isinstance(code, int) else 0)

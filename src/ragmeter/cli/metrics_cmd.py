@@ -1,0 +1,56 @@
+"""``ragmeter metrics``: list every metric, its spellings, cutoff rule and formula."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from ragmeter.cli import app
+
+CUTOFF_HELP = {
+    "default": "NAME@K; plain NAME takes k by precedence (sample, -k, config, 5)",
+    "optional": "NAME@K; plain NAME means no cutoff",
+    "none": "no cutoff",
+}
+
+
+@app.command("metrics")
+def metrics_command(
+    as_json: Annotated[bool, typer.Option("--json", help="Print the registry as JSON.")] = False,
+) -> None:
+    """List every metric: name, aliases, cutoff rule, what it needs, formula."""
+    from ragmeter.metrics.registry import METRICS
+
+    if as_json:
+        import json
+
+        rows = [
+            {
+                "name": m.family,
+                "aliases": list(m.aliases),
+                "cutoff": m.cutoff,
+                "needs": m.needs,
+                "higher_is_better": m.higher_is_better,
+                "uses_relevance_level": m.binary,
+                "trec_eval": m.trec_name,
+                "formula": m.formula,
+                "description": m.description,
+            }
+            for m in METRICS
+        ]
+        typer.echo(json.dumps(rows, indent=2, ensure_ascii=False))
+        return
+    table = Table(title="ragmeter metrics", show_lines=True, title_justify="left")
+    for col in ("metric", "aliases", "cutoff", "formula"):
+        table.add_column(col, overflow="fold")
+    for m in METRICS:
+        aliases = ", ".join(m.aliases + ((m.trec_name.replace("{k}", "K"),) if m.trec_name else ()))
+        table.add_row(f"{m.family}\n[dim]{m.description}[/]", aliases, CUTOFF_HELP[m.cutoff], m.formula)
+    Console().print(table)
+    Console().print(
+        "Seed aliases: retrieval-hit-at-k, retrieval-recall-at-k, retrieval-mrr, retrieval-ndcg-at-k, "
+        "answer-containment-at-k. Ranx/ir-measures spellings (P@10, nDCG@10, RR, AP, success@5) are accepted."
+    )

@@ -1,0 +1,75 @@
+"""Project configuration: ``--config PATH`` or ``ragmeter.yaml`` in the working directory.
+
+Only the sections ragmeter knows are validated strictly; other top-level
+sections (``judge:``, ``report:``, …) belong to the modules that read them.
+
+>>> cfg = RagmeterConfig.model_validate({"metrics": {"retrieval": {"default_k": 10}}})
+>>> cfg.metrics.retrieval.default_k
+10
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from ragmeter.errors import ConfigError
+from ragmeter.io.records import describe_validation_error, read_structured
+
+CONFIG_FILENAME = "ragmeter.yaml"
+FALLBACK_K = 5
+
+
+class RetrievalConfig(BaseModel):
+    """``metrics.retrieval``: defaults for the ranking metrics."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    default_k: int = Field(default=FALLBACK_K, ge=1)
+    relevance_level: float | None = Field(default=None, gt=0)
+    metrics: list[str] | None = None
+
+
+class MetricsConfig(BaseModel):
+    """``metrics``: per-family settings."""
+
+    model_config = ConfigDict(extra="allow")
+
+    retrieval: RetrievalConfig = Field(default_factory=RetrievalConfig)
+
+
+class RagmeterConfig(BaseModel):
+    """The whole configuration file."""
+
+    model_config = ConfigDict(extra="allow")
+
+    metrics: MetricsConfig = Field(default_factory=MetricsConfig)
+
+
+def load_config(
+    path: str | Path | None = None, *, cwd: Path | None = None
+) -> tuple[RagmeterConfig, Path | None]:
+    """Load the config from ``path``, else ``ragmeter.yaml`` in ``cwd``, else defaults.
+
+    Returns the config and the file it came from (``None`` for defaults).
+    """
+    if path is None:
+        candidate = (cwd or Path.cwd()) / CONFIG_FILENAME
+        if not candidate.is_file():
+            return RagmeterConfig(), None
+        path = candidate
+    path = Path(path)
+    if not path.is_file():
+        raise ConfigError("config file not found", where=str(path))
+    data = read_structured(path)
+    if data is None:
+        data = {}
+    if not isinstance(data, dict):
+        raise ConfigError("config must be a mapping", where=str(path))
+    from pydantic import ValidationError
+
+    try:
+        return RagmeterConfig.model_validate(data), path
+    except ValidationError as exc:
+        raise ConfigError(describe_validation_error(exc), where=str(path)) from None

@@ -1,0 +1,1 @@
+"""Loaders and writers: YAML/JSON/JSONL records, datasets, outputs, TREC files."""

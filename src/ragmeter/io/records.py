@@ -1,0 +1,155 @@
+"""Reading structured files (YAML, JSON, JSONL) into records that remember where they came from.
+
+A :class:`Record` is one object of a file with a ``where`` label such as
+``samples.yaml:12`` or ``outputs.jsonl:3``, used in every error message.
+
+>>> from pydantic import BaseModel
+>>> class M(BaseModel):
+...     k: int
+>>> try:
+...     validate(M, {"k": "x"}, where="f.yaml:3")
+... except Exception as exc:
+...     print(exc)
+f.yaml:3: k: Input should be a valid integer, unable to parse string as an integer
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, TypeVar
+
+import yaml
+from pydantic import BaseModel, ValidationError
+
+from ragmeter.errors import InputError
+
+M = TypeVar("M", bound=BaseModel)
+
+
+@dataclass(frozen=True)
+class Record:
+    """One top-level object read from a file, with the place it came from."""
+
+    value: Any
+    where: str
+
+
+def file_sha256(path: Path) -> str:
+    """SHA-256 of a file's bytes, read in blocks."""
+    digest = hashlib.sha256()
+    with path.open("rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def describe_validation_error(exc: ValidationError) -> str:
+    """Turn pydantic's error into one line: ``field.path: message``."""
+    err = exc.errors()[0]
+    loc = ".".join(str(part) for part in err["loc"] if part != "__root__")
+    msg = str(err["msg"]).removeprefix("Value error, ")
+    return f"{loc}: {msg}" if loc else msg
+
+
+def validate(model: type[M], value: Any, *, where: str) -> M:
+    """Validate ``value`` as ``model``; raise :class:`InputError` naming ``where`` and the field."""
+    try:
+        return model.model_validate(value)
+    except ValidationError as exc:
+        raise InputError(describe_validation_error(exc), where=where) from None
+
+
+def read_text(path: Path) -> str:
+    """Read a UTF-8 text file, turning OS and decoding errors into :class:`InputError`."""
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        raise InputError("file not found", where=str(path)) from None
+    except IsADirectoryError:
+        raise InputError("is a directory, expected a file", where=str(path)) from None
+    except OSError as exc:
+        raise InputError(f"cannot read file ({exc.strerror})", where=str(path)) from None
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise InputError(f"not UTF-8 text (byte {exc.start})", where=str(path)) from None
+    if not text.strip():
+        raise InputError("file is empty", where=str(path))
+    return text
+
+
+def read_jsonl(path: Path) -> list[Record]:
+    """Read a JSON Lines file; blank lines are skipped, each record is labelled ``file:line``."""
+    records = []
+    for lineno, line in enumerate(read_text(path).splitlines(), start=1):
+        if not line.strip():
+            continue
+        where = f"{path}:{lineno}"
+        try:
+            records.append(Record(json.loads(line), where))
+        except json.JSONDecodeError as exc:
+            raise InputError(f"invalid JSON ({exc.msg} at column {exc.colno})", where=where) from None
+    return records
+
+
+def _yaml_item_lines(text: str, key: str | None) -> list[int]:
+    """Line numbers (1-based) of the items of the top-level list (or of ``key``'s list)."""
+    try:
+        node = yaml.compose(text, Loader=yaml.SafeLoader)
+    except yaml.YAMLError:
+        return []
+    if key is not None and isinstance(node, yaml.MappingNode):
+        for k_node, v_node in node.value:
+            if isinstance(k_node, yaml.ScalarNode) and k_node.value == key:
+                node = v_node
+                break
+    if isinstance(node, yaml.SequenceNode):
+        return [item.start_mark.line + 1 for item in node.value]
+    return []
+
+
+def read_structured(path: Path) -> Any:
+    """Parse a YAML or JSON file (chosen by suffix; YAML otherwise) into Python data."""
+    text = read_text(path)
+    if path.suffix.lower() == ".json":
+        try:
+            return json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise InputError(f"invalid JSON ({exc.msg})", where=f"{path}:{exc.lineno}") from None
+    try:
+        return yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f"{path}:{mark.line + 1}" if mark is not None else str(path)
+        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+        raise InputError(f"invalid YAML ({problem})", where=where) from None
+
+
+def read_record_list(path: Path, *, key: str) -> list[Record]:
+    """Read the records of a YAML/JSON/JSONL file.
+
+    A YAML or JSON file holds either a list or an object whose ``key`` is the
+    list; a ``.jsonl`` file holds one record per line.
+    """
+    if path.suffix.lower() == ".jsonl":
+        return read_jsonl(path)
+    data = read_structured(path)
+    listed_under: str | None = None
+    if isinstance(data, dict):
+        if key not in data:
+            raise InputError(f"expected a list of records or an object with a {key!r} list", where=str(path))
+        data, listed_under = data[key], key
+    if not isinstance(data, list):
+        raise InputError(f"expected a list of records under {key!r}", where=str(path))
+    if not data:
+        raise InputError(f"no records under {key!r}", where=str(path))
+    lines = _yaml_item_lines(read_text(path), listed_under) if path.suffix.lower() != ".json" else []
+    records = []
+    for index, value in enumerate(data):
+        label = f"{key}[{index}]"
+        where = f"{path}:{lines[index]}" if index < len(lines) else f"{path}:{label}"
+        records.append(Record(value, where))
+    return records

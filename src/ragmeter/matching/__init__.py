@@ -1,0 +1,1 @@
+"""Matching: turn every kind of ground truth into gains per rank."""

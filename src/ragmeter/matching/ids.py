@@ -1,0 +1,80 @@
+"""Match ranked ids against id ground truth: samples + outputs → gains per rank.
+
+A repeated id in one ranked list counts once, at its first rank, and is
+reported. A sample with no recorded output is scored as an empty list and
+counted.
+
+>>> from ragmeter.schema import Sample, SystemOutput
+>>> s = Sample.model_validate({"id": "q", "expected_output": {"a": 2, "b": 1}})
+>>> m = match_ids([s], {"q": SystemOutput.from_raw(["b", "x", "b", "a"])})
+>>> m.table.gains.tolist(), m.warnings
+([1.0, 0.0, 2.0], ["sample 'q': id 'b' repeated at rank 3 (first at rank 1); counted once"])
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+from ragmeter.errors import InputError
+from ragmeter.metrics.relevance import RelevanceTable
+from ragmeter.schema.outputs import RetrievedItem, SystemOutput
+from ragmeter.schema.samples import Sample
+
+
+@dataclass
+class MatchedRanking:
+    """Gains per rank for every sample, with texts and expected answers aligned by query."""
+
+    table: RelevanceTable
+    texts: list[list[str | None]]
+    answers: list[list[str]]
+    missing_output: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+
+
+def dedupe_ranked(sample_id: str, items: list[RetrievedItem], warnings: list[str]) -> list[RetrievedItem]:
+    """Keep the first occurrence of each id (items without an id are kept as they are)."""
+    first_rank: dict[str, int] = {}
+    kept: list[RetrievedItem] = []
+    for rank, item in enumerate(items, start=1):
+        if item.id is not None:
+            if item.id in first_rank:
+                warnings.append(
+                    f"sample {sample_id!r}: id {item.id!r} repeated at rank {rank} "
+                    f"(first at rank {first_rank[item.id]}); counted once"
+                )
+                continue
+            first_rank[item.id] = rank
+        kept.append(item)
+    return kept
+
+
+def match_ids(samples: list[Sample], outputs: Mapping[str, SystemOutput]) -> MatchedRanking:
+    """Turn id ground truth and ranked outputs into a :class:`RelevanceTable`."""
+    warnings: list[str] = []
+    missing: list[str] = []
+    ranked_gains: list[list[float]] = []
+    truth_gains: list[list[float]] = []
+    texts: list[list[str | None]] = []
+    for sample in samples:
+        output = outputs.get(sample.id)
+        if output is None:
+            missing.append(sample.id)
+            items: list[RetrievedItem] = []
+        else:
+            items = dedupe_ranked(sample.id, output.retrieved, warnings)
+        truth = sample.gains()
+        if truth:
+            for rank, item in enumerate(items, start=1):
+                if item.id is None:
+                    raise InputError(
+                        f"retrieved item at rank {rank} has no 'id', needed to match expected_output",
+                        where=f"sample {sample.id!r}",
+                    )
+        ranked_gains.append([truth.get(item.id, 0.0) if item.id is not None else 0.0 for item in items])
+        truth_gains.append(list(truth.values()))
+        texts.append([item.text for item in items])
+    table = RelevanceTable.from_lists([s.id for s in samples], ranked_gains, truth_gains)
+    answers = [s.metadata.expected_answers() for s in samples]
+    return MatchedRanking(table, texts, answers, missing, warnings)

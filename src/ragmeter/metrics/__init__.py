@@ -1,0 +1,1 @@
+"""Metrics: name grammar, registry, vectorised kernels and scoring."""

@@ -1,0 +1,124 @@
+"""The metric name grammar: a name is a value with one canonical string form.
+
+Accepted spellings, all case-insensitive in the family part:
+
+* canonical: ``ndcg@10``, ``recall@100``, ``mrr``, ``mrr@10``, ``map``, ``r-precision``
+* ranx / ir-measures: ``P@10``, ``nDCG@10``, ``RR``, ``AP``, ``success@5``, ``R@100``
+* trec_eval: ``P_10``, ``P.10``, ``ndcg_cut_10``, ``recip_rank``, ``map_cut_100``, ``Rprec``
+* seed aliases: ``retrieval-ndcg-at-k``, ``retrieval-hit-at-k``, … (k from the precedence rule)
+
+>>> parse_metric_name("nDCG@10")
+MetricName(family='ndcg', k=10)
+>>> parse_metric_name("P_5"), parse_metric_name("recip_rank")
+(MetricName(family='precision', k=5), MetricName(family='mrr', k=None))
+>>> str(parse_metric_name("retrieval-hit-at-k"))
+'hit@k'
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+from dataclasses import dataclass
+
+from ragmeter.errors import MetricNameError
+
+DEFAULT_K = "default"
+"""Marker for ``k``: resolve it by the k precedence rule (sample, caller, config, 5)."""
+
+
+@dataclass(frozen=True)
+class MetricName:
+    """A parsed metric name: a family and a cutoff (an int, ``None``, or :data:`DEFAULT_K`)."""
+
+    family: str
+    k: int | str | None = None
+
+    def __str__(self) -> str:
+        if self.k is None:
+            return self.family
+        if self.k == DEFAULT_K:
+            return f"{self.family}@k"
+        return f"{self.family}@{self.k}"
+
+
+# family spelling (lower-case) -> canonical family
+FAMILY_ALIASES: dict[str, str] = {}
+# whole-name aliases whose k follows the precedence rule (the seed contract's names)
+SEED_ALIASES: dict[str, str] = {
+    "retrieval-hit-at-k": "hit",
+    "retrieval-recall-at-k": "recall",
+    "retrieval-precision-at-k": "precision",
+    "retrieval-mrr": "mrr",
+    "retrieval-ndcg-at-k": "ndcg",
+    "answer-containment-at-k": "containment",
+    "modified_precision": "recall",
+}
+_SEED_NO_K = {"retrieval-mrr", "modified_precision"}
+
+# trec_eval measure stems (exact case as trec_eval prints them) -> canonical family
+TREC_STEMS: dict[str, str] = {
+    "P": "precision",
+    "recall": "recall",
+    "ndcg_cut": "ndcg",
+    "map_cut": "map",
+    "success": "hit",
+}
+TREC_WHOLE: dict[str, str] = {"recip_rank": "mrr", "Rprec": "r-precision", "map": "map"}
+
+_TREC_CUT = re.compile(r"^(P|recall|ndcg_cut|map_cut|success)[_.](\d+)$")
+_AT = re.compile(r"^(?P<family>[^@\s]+)@(?P<k>[^@\s]+)$")
+
+
+def register_family(canonical: str, aliases: tuple[str, ...]) -> None:
+    """Make ``canonical`` and its aliases parseable (called by the registry)."""
+    FAMILY_ALIASES[canonical.lower()] = canonical
+    for alias in aliases:
+        FAMILY_ALIASES[alias.lower()] = canonical
+
+
+def _known_spellings() -> list[str]:
+    return sorted(set(FAMILY_ALIASES) | set(SEED_ALIASES) | set(TREC_WHOLE) | {f"{s}_10" for s in TREC_STEMS})
+
+
+def _unknown(name: str) -> MetricNameError:
+    family, at, k = name.partition("@")
+    close = difflib.get_close_matches(family.lower(), _known_spellings(), n=1, cutoff=0.6)
+    hint = f"; did you mean {close[0] + at + k!r}?" if close else "; run 'ragmeter metrics' for the list"
+    return MetricNameError(f"unknown metric {name!r}{hint}")
+
+
+def _parse_k(name: str, text: str) -> int:
+    if not re.fullmatch(r"[+-]?\d+", text):
+        raise MetricNameError(f"metric {name!r}: the cutoff after '@' must be a whole number, got {text!r}")
+    k = int(text)
+    if k <= 0:
+        raise MetricNameError(f"metric {name!r}: the cutoff k must be >= 1, got {k}")
+    return k
+
+
+def parse_metric_name(name: str) -> MetricName:
+    """Parse any accepted spelling into a :class:`MetricName`; unknown names get a did-you-mean."""
+    raw = name.strip()
+    if not raw:
+        raise MetricNameError("empty metric name")
+    lowered = raw.lower()
+    if lowered in SEED_ALIASES:
+        return MetricName(SEED_ALIASES[lowered], None if lowered in _SEED_NO_K else DEFAULT_K)
+    if raw in TREC_WHOLE:
+        return MetricName(TREC_WHOLE[raw], None)
+    trec = _TREC_CUT.match(raw)
+    if trec:
+        return MetricName(TREC_STEMS[trec.group(1)], _parse_k(raw, trec.group(2)))
+    at = _AT.match(raw)
+    if at:
+        family = FAMILY_ALIASES.get(at.group("family").lower())
+        if family is None:
+            raise _unknown(raw)
+        return MetricName(family, _parse_k(raw, at.group("k")))
+    if "@" in raw:
+        raise MetricNameError(f"metric {name!r} does not parse: expected NAME or NAME@K")
+    family = FAMILY_ALIASES.get(lowered)
+    if family is None:
+        raise _unknown(raw)
+    return MetricName(family, None)

@@ -1,0 +1,99 @@
+"""Vectorised ranking kernels: one small pure function per metric.
+
+Each kernel takes a :class:`~ragmeter.metrics.relevance.Ranked` view and a
+per-query cutoff array ``k`` (``None`` = no cutoff) and returns one float per
+query. Kernels never sort: ranks were fixed at load time. Which queries are
+*scorable* (have a relevant item) is decided by the registry, not here.
+
+The seed worked example: relevant {doc-3, doc-9}, ranking
+[doc-7, doc-3, doc-1, doc-9, doc-2], k = 5.
+
+>>> from ragmeter.metrics.relevance import RelevanceTable, Ranked
+>>> r = Ranked(RelevanceTable.from_lists(["q"], [[0, 1, 0, 1, 0]], [[1, 1]]))
+>>> k = np.array([5])
+>>> hit(r, k).item(), recall(r, k).item(), reciprocal_rank(r, None).item()
+(1.0, 1.0, 0.5)
+>>> round(ndcg(r, k).item(), 4)
+0.6509
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ragmeter.metrics.relevance import FloatArray, Int64Array, Ranked, log2_discount
+
+
+def _safe_div(num: FloatArray, den: FloatArray | Int64Array) -> FloatArray:
+    den_f = np.asarray(den, dtype=np.float64)
+    return np.divide(num, den_f, out=np.zeros_like(num, dtype=np.float64), where=den_f > 0)
+
+
+def hit(r: Ranked, k: Int64Array | None) -> FloatArray:
+    """1 if any relevant item is in the top k, else 0."""
+    return (r.rel_in_top(k) > 0).astype(np.float64)
+
+
+def recall(r: Ranked, k: Int64Array | None) -> FloatArray:
+    """Relevant items in the top k divided by all relevant items."""
+    return _safe_div(r.rel_in_top(k).astype(np.float64), r.n_rel)
+
+
+def precision(r: Ranked, k: Int64Array | None) -> FloatArray:
+    """Relevant items in the top k divided by k (even when fewer than k were returned)."""
+    den = r.lengths if k is None else k
+    return _safe_div(r.rel_in_top(k).astype(np.float64), den)
+
+
+def reciprocal_rank(r: Ranked, k: Int64Array | None) -> FloatArray:
+    """1 / rank of the first relevant item (0 if none, or none within k)."""
+    first = r.first_rel_pos
+    found = first >= 0 if k is None else (first >= 0) & (first < k)
+    return np.where(found, 1.0 / np.maximum(first + 1.0, 1.0), 0.0)
+
+
+def average_precision(r: Ranked, k: Int64Array | None) -> FloatArray:
+    """Sum of precision at each relevant rank (within k) divided by the number of relevant items."""
+    mask = r.rel & r.in_top(k)
+    prec = np.where(mask, r.cumrel / (r.pos + 1.0), 0.0)
+    return _safe_div(r.per_query_sum(prec), r.n_rel)
+
+
+def r_precision(r: Ranked, k: Int64Array | None) -> FloatArray:
+    """Precision at rank R, where R is the number of relevant items."""
+    return _safe_div(r.rel_in_top(r.n_rel).astype(np.float64), r.n_rel)
+
+
+def _dcg(r: Ranked, k: Int64Array | None) -> FloatArray:
+    disc = log2_discount(int(r.lengths.max(initial=0)))
+    weights = r.clipped_gains * disc[r.pos]
+    if k is not None:
+        weights = np.where(r.in_top(k), weights, 0.0)
+    return r.per_query_sum(weights)
+
+
+def _idcg(r: Ranked, k: Int64Array | None) -> FloatArray:
+    table = r.table
+    lengths = np.diff(table.ideal_offsets)
+    qidx = np.repeat(np.arange(r.n_queries, dtype=np.int64), lengths)
+    pos = np.arange(len(table.ideal_gains), dtype=np.int64) - np.repeat(table.ideal_offsets[:-1], lengths)
+    disc = log2_discount(int(lengths.max(initial=0)))
+    weights = table.ideal_gains * disc[pos]
+    if k is not None:
+        weights = np.where(pos < k[qidx], weights, 0.0)
+    return np.bincount(qidx, weights=weights, minlength=r.n_queries).astype(np.float64)
+
+
+def ndcg(r: Ranked, k: Int64Array | None) -> FloatArray:
+    """DCG@k / IDCG@k with linear gains and 1/log2(rank+1); IDCG from all ground truth; 0 if IDCG = 0."""
+    return _safe_div(_dcg(r, k), _idcg(r, k))
+
+
+def ndcg_harmonic(r: Ranked, k: Int64Array | None) -> FloatArray:
+    """Binary DCG with discount 1/rank over the whole list, over the ideal sum of 1/i for i = 1..m."""
+    weights = np.where(r.rel, 1.0 / (r.pos + 1.0), 0.0)
+    if k is not None:
+        weights = np.where(r.in_top(k), weights, 0.0)
+    dcg = r.per_query_sum(weights)
+    harmonic = np.concatenate(([0.0], np.cumsum(1.0 / np.arange(1, int(r.n_rel.max(initial=0)) + 1))))
+    return _safe_div(dcg, harmonic[r.n_rel])

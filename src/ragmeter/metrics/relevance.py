@@ -1,0 +1,165 @@
+"""Gains per rank for every query: the one input every ranking kernel reads.
+
+Matching (ids, anchors, TREC judgments) turns ground truth into a
+:class:`RelevanceTable`: for each query, the gain of the item at each rank
+(0 for non-relevant or unjudged items), plus the query's positive ground-truth
+gains sorted descending (for ideal DCG and the number of relevant items). The
+arrays are flat and concatenated over queries (CSR layout), so every kernel is a
+handful of vectorised numpy operations over all queries at once.
+
+>>> t = RelevanceTable.from_lists(["q"], [[0.0, 1.0, 0.0, 1.0]], [[1.0, 1.0]])
+>>> r = Ranked(t)
+>>> r.n_rel.tolist(), r.lengths.tolist()
+([2], [4])
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from functools import cached_property
+
+import numpy as np
+from numpy.typing import NDArray
+
+Int64Array = NDArray[np.int64]
+FloatArray = NDArray[np.float64]
+BoolArray = NDArray[np.bool_]
+
+
+def _offsets(lengths: Sequence[int] | NDArray[np.int64]) -> Int64Array:
+    out = np.zeros(len(lengths) + 1, dtype=np.int64)
+    np.cumsum(np.asarray(lengths, dtype=np.int64), out=out[1:])
+    return out
+
+
+@dataclass(frozen=True)
+class RelevanceTable:
+    """Ranked gains and ideal gains for Q queries in CSR layout."""
+
+    query_ids: list[str]
+    offsets: Int64Array
+    gains: FloatArray
+    ideal_offsets: Int64Array
+    ideal_gains: FloatArray
+
+    @classmethod
+    def from_lists(
+        cls,
+        query_ids: Sequence[str],
+        ranked_gains: Sequence[Sequence[float]],
+        truth_gains: Sequence[Sequence[float]],
+    ) -> RelevanceTable:
+        """Build a table from per-query lists (ranked gains; all ground-truth gains, any order)."""
+        ideal = [sorted((g for g in gains if g > 0), reverse=True) for gains in truth_gains]
+        return cls(
+            query_ids=list(query_ids),
+            offsets=_offsets([len(g) for g in ranked_gains]),
+            gains=np.fromiter((g for row in ranked_gains for g in row), dtype=np.float64),
+            ideal_offsets=_offsets([len(g) for g in ideal]),
+            ideal_gains=np.fromiter((g for row in ideal for g in row), dtype=np.float64),
+        )
+
+    def __len__(self) -> int:
+        return len(self.query_ids)
+
+
+class Ranked:
+    """A table seen at one relevance level, with derived arrays computed once and shared.
+
+    ``relevance_level=None`` means relevant iff gain > 0; a number ``L`` means
+    relevant iff gain >= L (trec_eval's ``-l``). Gains themselves (for nDCG) are
+    the raw values, negatives counted as 0.
+    """
+
+    def __init__(self, table: RelevanceTable, relevance_level: float | None = None) -> None:
+        self.table = table
+        self.level = relevance_level
+
+    def _is_relevant(self, gains: FloatArray) -> BoolArray:
+        return gains >= self.level if self.level is not None else gains > 0
+
+    @property
+    def n_queries(self) -> int:
+        """Number of queries Q."""
+        return len(self.table.query_ids)
+
+    @cached_property
+    def lengths(self) -> Int64Array:
+        """Number of ranked items per query."""
+        return np.diff(self.table.offsets)
+
+    @cached_property
+    def starts(self) -> Int64Array:
+        """Offset of each query's first ranked item."""
+        return self.table.offsets[:-1]
+
+    @cached_property
+    def qidx(self) -> Int64Array:
+        """Query index of every ranked item."""
+        return np.repeat(np.arange(self.n_queries, dtype=np.int64), self.lengths)
+
+    @cached_property
+    def pos(self) -> Int64Array:
+        """0-based rank of every ranked item within its query."""
+        return np.arange(len(self.table.gains), dtype=np.int64) - np.repeat(self.starts, self.lengths)
+
+    @cached_property
+    def rel(self) -> BoolArray:
+        """Whether each ranked item is relevant."""
+        return self._is_relevant(self.table.gains)
+
+    @cached_property
+    def clipped_gains(self) -> FloatArray:
+        """Ranked gains with negatives counted as 0."""
+        return np.maximum(self.table.gains, 0.0)
+
+    @cached_property
+    def cumrel(self) -> Int64Array:
+        """Inclusive running count of relevant items within each query."""
+        total = np.cumsum(self.rel, dtype=np.int64)
+        before = np.concatenate((np.zeros(1, dtype=np.int64), total))[self.starts]
+        out: Int64Array = total - np.repeat(before, self.lengths)
+        return out
+
+    @cached_property
+    def n_rel(self) -> Int64Array:
+        """Number of relevant ground-truth items per query."""
+        lengths = np.diff(self.table.ideal_offsets)
+        qidx = np.repeat(np.arange(self.n_queries, dtype=np.int64), lengths)
+        relevant = self._is_relevant(self.table.ideal_gains).astype(np.float64)
+        return np.bincount(qidx, weights=relevant, minlength=self.n_queries).astype(np.int64)
+
+    @cached_property
+    def first_rel_pos(self) -> Int64Array:
+        """0-based rank of the first relevant item per query (-1 when none)."""
+        out = np.full(self.n_queries, -1, dtype=np.int64)
+        hits = np.flatnonzero(self.rel)
+        if len(hits):
+            q = self.qidx[hits]
+            first = np.ones(len(hits), dtype=bool)
+            first[1:] = q[1:] != q[:-1]
+            out[q[first]] = self.pos[hits[first]]
+        return out
+
+    def rel_in_top(self, k: Int64Array | None) -> Int64Array:
+        """Number of relevant items within the top ``k`` (per query; ``None`` = whole list)."""
+        depth = self.lengths if k is None else np.minimum(k, self.lengths)
+        idx = np.clip(self.starts + depth - 1, 0, max(len(self.cumrel) - 1, 0))
+        counts = self.cumrel[idx] if len(self.cumrel) else np.zeros(self.n_queries, dtype=np.int64)
+        return np.where(depth > 0, counts, 0).astype(np.int64)
+
+    def in_top(self, k: Int64Array | None) -> BoolArray:
+        """Mask of ranked items within the top ``k`` of their query."""
+        if k is None:
+            return np.ones(len(self.pos), dtype=bool)
+        return self.pos < k[self.qidx]
+
+    def per_query_sum(self, weights: FloatArray) -> FloatArray:
+        """Sum a per-item array within each query."""
+        return np.bincount(self.qidx, weights=weights, minlength=self.n_queries).astype(np.float64)
+
+
+def log2_discount(n: int) -> FloatArray:
+    """``1 / log2(rank + 1)`` for ranks 1..n."""
+    return 1.0 / np.log2(np.arange(2, n + 2, dtype=np.float64))

@@ -1,0 +1,112 @@
+"""Score resolved metrics over a :class:`ScoringInput`: k resolution, scorability, aggregation.
+
+k precedence for a metric without an explicit ``@k``: the sample's
+``metadata.k``, else the caller's k, else the config's
+``metrics.retrieval.default_k``, else 5. A metric named with ``@k`` uses that k.
+
+>>> import numpy as np
+>>> from ragmeter.metrics.relevance import RelevanceTable
+>>> from ragmeter.metrics.inputs import ScoringInput
+>>> from ragmeter.metrics.registry import resolve_metric
+>>> inp = ScoringInput.from_table(RelevanceTable.from_lists(["a", "b"], [[0, 1], [0]], [[1], []]))
+>>> scored = score_metrics([resolve_metric("mrr")], inp, default_k=5)
+>>> s = scored[0]
+>>> s.name, s.values.tolist(), s.scored.tolist(), s.mean
+('mrr', [0.5, 0.0], [True, False], 0.5)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+from numpy.typing import NDArray
+
+from ragmeter.metrics.inputs import ScoringInput
+from ragmeter.metrics.names import DEFAULT_K, MetricName
+from ragmeter.metrics.registry import ResolvedMetric
+from ragmeter.metrics.relevance import BoolArray, FloatArray, Int64Array
+
+
+@dataclass(frozen=True)
+class ScoredMetric:
+    """Per-query values of one metric, which queries were scored, and the k used."""
+
+    name: str
+    requested: str
+    values: FloatArray
+    scored: BoolArray
+    k: int | str | None
+    """The cutoff: a number, ``"per-sample"`` when samples set their own, or ``None``."""
+    skip_reason: str
+
+    @property
+    def n_scored(self) -> int:
+        """How many queries have a value."""
+        return int(np.count_nonzero(self.scored))
+
+    @property
+    def n_skipped(self) -> int:
+        """How many queries could not be scored (see :attr:`skip_reason`)."""
+        return len(self.scored) - self.n_scored
+
+    @property
+    def mean(self) -> float | None:
+        """Mean over scored queries (``None`` when none was scored)."""
+        if self.n_scored == 0:
+            return None
+        return float(np.mean(self.values[self.scored]))
+
+
+def _resolve_k(
+    spec: MetricName, sample_k: NDArray[np.int64] | None, default_k: int, n: int
+) -> tuple[Int64Array | None, str, int | str | None]:
+    if spec.k is None:
+        return None, str(spec), None
+    if spec.k != DEFAULT_K:
+        k = int(spec.k)
+        return np.full(n, k, dtype=np.int64), str(spec), k
+    if sample_k is not None and bool(np.any(sample_k > 0)):
+        ks = np.where(sample_k > 0, sample_k, default_k).astype(np.int64)
+        if bool(np.all(ks == ks[0])):
+            return ks, f"{spec.family}@{int(ks[0])}", int(ks[0])
+        return ks, f"{spec.family}@k", "per-sample"
+    return np.full(n, default_k, dtype=np.int64), f"{spec.family}@{default_k}", default_k
+
+
+def score_metrics(
+    metrics: Sequence[ResolvedMetric],
+    inp: ScoringInput,
+    *,
+    default_k: int,
+    sample_k: NDArray[np.int64] | None = None,
+    trec_compat: bool = False,
+) -> list[ScoredMetric]:
+    """Compute every metric for every query.
+
+    ``default_k`` is the caller's k (already resolved against config and the
+    fallback); ``sample_k`` holds each query's ``metadata.k`` or 0. With
+    ``trec_compat`` queries without relevant items are scored (as trec_eval
+    does) instead of skipped.
+    """
+    n = len(inp.query_ids)
+    has_relevant = inp.ranked.n_rel > 0
+    has_answer = (
+        np.array([bool(a) for a in inp.answers], dtype=bool)
+        if inp.answers is not None
+        else np.zeros(n, dtype=bool)
+    )
+    out: list[ScoredMetric] = []
+    for metric in metrics:
+        k, name, k_info = _resolve_k(metric.spec, sample_k, default_k, n)
+        definition = metric.definition
+        if definition.needs == "answer":
+            scorable, reason = has_answer, "no expected answer"
+        elif trec_compat:
+            scorable, reason = np.ones(n, dtype=bool), ""
+        else:
+            scorable, reason = has_relevant, "no relevant item in the ground truth"
+        values = definition.kernel(inp, k)
+        out.append(ScoredMetric(name, metric.name, values, scorable, k_info, reason))
+    return out
