@@ -1,0 +1,48 @@
+"""Suite-wide guards: tests may only talk to the loopback range (127.0.0.0/8, ::1)."""
+
+from __future__ import annotations
+
+import ipaddress
+import socket
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+_original_connect = socket.socket.connect
+_original_connect_ex = socket.socket.connect_ex
+
+
+def _check(address: Any) -> None:
+    if not isinstance(address, tuple) or not address:
+        return  # unix sockets and the like
+    host = address[0]
+    try:
+        ip = ipaddress.ip_address(host)
+    except ValueError:
+        if host == "localhost":
+            return
+        raise RuntimeError(
+            f"test tried to connect to {host!r}: only 127.0.0.0/8 is allowed in tests"
+        ) from None
+    if not ip.is_loopback:
+        raise RuntimeError(f"test tried to connect to {host}: only 127.0.0.0/8 is allowed in tests")
+
+
+def _guarded_connect(self: socket.socket, address: Any) -> None:
+    _check(address)
+    _original_connect(self, address)
+
+
+def _guarded_connect_ex(self: socket.socket, address: Any) -> int:
+    _check(address)
+    return _original_connect_ex(self, address)
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _loopback_only() -> Iterator[None]:
+    socket.socket.connect = _guarded_connect  # type: ignore[method-assign]
+    socket.socket.connect_ex = _guarded_connect_ex  # type: ignore[method-assign]
+    yield
+    socket.socket.connect = _original_connect  # type: ignore[method-assign]
+    socket.socket.connect_ex = _original_connect_ex  # type: ignore[method-assign]
