@@ -1,0 +1,1 @@
+"""Reports and comparisons: statistics, run comparison, regression gates, history, HTML."""
