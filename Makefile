@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 STAMP_CORE := $(VENV)/.core-installed
 STAMP_ALL := $(VENV)/.all-installed
 
-.PHONY: demo test lint typecheck bench clean
+.PHONY: demo test lint bench clean system-deps
 
 $(BIN)/python:
 	$(PY) -m venv $(VENV)
@@ -29,7 +29,10 @@ lint: $(STAMP_ALL)
 	$(BIN)/ruff format --check src tests bench
 	$(BIN)/mypy
 
-test: $(STAMP_ALL) lint
+system-deps:
+	@bash .ci/system-deps.sh
+
+test: $(STAMP_ALL) lint system-deps
 	HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 $(BIN)/python -m pytest -n 2 -q
 
 bench: $(STAMP_ALL)
