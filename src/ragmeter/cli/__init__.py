@@ -41,6 +41,7 @@ def _register_commands() -> None:
         metrics_cmd,  # noqa: F401
     )
     # -- more command modules below this line --
+    from ragmeter.cli import report_cmds  # noqa: F401
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -1,0 +1,202 @@
+"""Compare two runs query by query: mean difference, bootstrap CI, permutation p-value, corrections.
+
+Only queries scored in both runs are paired. Runs whose query sets differ are
+compared on the intersection, and the comparison says how many queries were
+left out on each side.
+
+>>> from ragmeter.results import EvalResult
+>>> def run(values):
+...     return EvalResult(aggregate={}, per_query={q: {"mrr": v} for q, v in values.items()},
+...                       n_queries=len(values), n_scored={}, n_skipped={})
+>>> c = compare_results(run({"a": 0.5, "b": 1.0}), run({"a": 1.0, "b": 1.0, "c": 0.0}))
+>>> c.metrics[0].delta, c.metrics[0].n_pairs, c.only_candidate
+(0.25, 2, 1)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+from pydantic import BaseModel, Field
+
+from ragmeter.report.stats import benjamini_hochberg, bootstrap_ci, holm, permutation_pvalue
+from ragmeter.results import EvalResult
+
+LOWER_IS_BETTER_HINTS = ("rate", "latency", "cost", "tokens", "miss")
+
+
+def higher_is_better(metric: str) -> bool:
+    """Direction of a metric: the registry's word when it knows the name, else a name heuristic."""
+    from ragmeter.errors import MetricNameError
+    from ragmeter.metrics.registry import resolve_metric
+
+    try:
+        return resolve_metric(metric).definition.higher_is_better
+    except (MetricNameError, KeyError):
+        lowered = metric.lower()
+        return not any(hint in lowered for hint in LOWER_IS_BETTER_HINTS) or "hit_rate" in lowered
+
+
+class QueryChange(BaseModel):
+    """One query's values in both runs."""
+
+    id: str
+    baseline: float
+    candidate: float
+    delta: float
+
+
+class MetricComparison(BaseModel):
+    """The paired comparison of one metric."""
+
+    metric: str
+    higher_is_better: bool
+    n_pairs: int
+    baseline_mean: float | None
+    candidate_mean: float | None
+    delta: float | None
+    ci_low: float | None
+    ci_high: float | None
+    p_value: float | None
+    p_adjusted: float | None = None
+    improved: list[QueryChange] = Field(default_factory=list)
+    regressed: list[QueryChange] = Field(default_factory=list)
+    n_improved: int = 0
+    n_regressed: int = 0
+
+
+class Comparison(BaseModel):
+    """Every metric both runs share, compared on the queries they share."""
+
+    baseline: str
+    candidate: str
+    n_shared_queries: int
+    only_baseline: int
+    only_candidate: int
+    correction: str
+    confidence: float
+    metrics: list[MetricComparison]
+    notes: list[str] = Field(default_factory=list)
+    baseline_aggregate: dict[str, float | None] = Field(default_factory=dict)
+    candidate_aggregate: dict[str, float | None] = Field(default_factory=dict)
+
+    def get(self, metric: str) -> MetricComparison | None:
+        """The comparison of ``metric`` (exact canonical name), if both runs have it."""
+        return next((m for m in self.metrics if m.metric == metric), None)
+
+
+def _compare_metric(
+    metric: str,
+    pairs: list[tuple[str, float, float]],
+    *,
+    top: int,
+    confidence: float,
+    n_resamples: int,
+    seed: int,
+) -> MetricComparison:
+    hib = higher_is_better(metric)
+    if not pairs:
+        return MetricComparison(
+            metric=metric,
+            higher_is_better=hib,
+            n_pairs=0,
+            baseline_mean=None,
+            candidate_mean=None,
+            delta=None,
+            ci_low=None,
+            ci_high=None,
+            p_value=None,
+        )
+    base = np.array([p[1] for p in pairs])
+    cand = np.array([p[2] for p in pairs])
+    diffs = cand - base
+    low, high = bootstrap_ci(diffs, confidence=confidence, n_resamples=n_resamples, seed=seed)
+    changes = [QueryChange(id=q, baseline=b, candidate=c, delta=c - b) for q, b, c in pairs if c != b]
+    better = sorted((ch for ch in changes if (ch.delta > 0) == hib), key=lambda ch: -abs(ch.delta))
+    worse = sorted((ch for ch in changes if (ch.delta > 0) != hib), key=lambda ch: -abs(ch.delta))
+    return MetricComparison(
+        metric=metric,
+        higher_is_better=hib,
+        n_pairs=len(pairs),
+        baseline_mean=float(base.mean()),
+        candidate_mean=float(cand.mean()),
+        delta=float(diffs.mean()),
+        ci_low=low,
+        ci_high=high,
+        p_value=permutation_pvalue(diffs, n_permutations=n_resamples, seed=seed),
+        improved=better[:top],
+        regressed=worse[:top],
+        n_improved=len(better),
+        n_regressed=len(worse),
+    )
+
+
+def compare_results(
+    baseline: EvalResult,
+    candidate: EvalResult,
+    *,
+    metrics: Sequence[str] | None = None,
+    baseline_label: str = "baseline",
+    candidate_label: str = "candidate",
+    confidence: float = 0.95,
+    n_resamples: int = 10_000,
+    correction: str = "holm",
+    top: int = 5,
+    seed: int = 0,
+) -> Comparison:
+    """Pair the per-query values of both runs and compare every shared metric."""
+    shared = [q for q in baseline.per_query if q in candidate.per_query]
+    only_b = len(baseline.per_query) - len(shared)
+    only_c = len(candidate.per_query) - len(shared)
+    names = list(metrics) if metrics else _shared_metric_names(baseline, candidate)
+    notes: list[str] = []
+    if only_b or only_c:
+        notes.append(
+            f"the runs' query sets differ: compared on the {len(shared)} shared queries "
+            f"({only_b} only in {baseline_label}, {only_c} only in {candidate_label})"
+        )
+    compared: list[MetricComparison] = []
+    for name in names:
+        pairs: list[tuple[str, float, float]] = []
+        for q in shared:
+            b = baseline.per_query[q].get(name)
+            c = candidate.per_query[q].get(name)
+            if b is not None and c is not None:
+                pairs.append((q, float(b), float(c)))
+        compared.append(
+            _compare_metric(name, pairs, top=top, confidence=confidence, n_resamples=n_resamples, seed=seed)
+        )
+    tested = [m for m in compared if m.p_value is not None]
+    if correction not in {"holm", "bh", "none"}:
+        raise ValueError(f"correction must be 'holm', 'bh' or 'none', got {correction!r}")
+    pvals = [m.p_value for m in tested if m.p_value is not None]
+    adjusted = (
+        holm(pvals) if correction == "holm" else benjamini_hochberg(pvals) if correction == "bh" else pvals
+    )
+    for m, adj in zip(tested, adjusted, strict=True):
+        m.p_adjusted = adj
+    return Comparison(
+        baseline=baseline_label,
+        candidate=candidate_label,
+        n_shared_queries=len(shared),
+        only_baseline=only_b,
+        only_candidate=only_c,
+        correction=correction,
+        confidence=confidence,
+        metrics=compared,
+        notes=notes,
+        baseline_aggregate=dict(baseline.aggregate),
+        candidate_aggregate=dict(candidate.aggregate),
+    )
+
+
+def _shared_metric_names(baseline: EvalResult, candidate: EvalResult) -> list[str]:
+    def names(result: EvalResult) -> list[str]:
+        seen: dict[str, None] = dict.fromkeys(result.aggregate)
+        for values in result.per_query.values():
+            seen.update(dict.fromkeys(values))
+        return list(seen)
+
+    cand = set(names(candidate))
+    return [n for n in names(baseline) if n in cand]

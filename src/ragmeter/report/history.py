@@ -1,0 +1,127 @@
+"""Run history in SQLite: every recorded run's aggregates, so trends can be shown.
+
+The default database is ``.ragmeter/history.sqlite`` in the working directory
+(``--history PATH`` or ``history.path`` in the config change it).
+
+>>> import tempfile, pathlib
+>>> from ragmeter.results import EvalResult
+>>> db = pathlib.Path(tempfile.mkdtemp()) / "h.sqlite"
+>>> r = EvalResult(aggregate={"mrr": 0.5}, per_query={}, n_queries=2, n_scored={"mrr": 2}, n_skipped={"mrr": 0})
+>>> record_run(r, db=db, label="first")
+1
+>>> [(e.label, e.aggregate["mrr"]) for e in load_history(db)]
+[('first', 0.5)]
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from contextlib import closing
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+
+from ragmeter.errors import InputError
+from ragmeter.results import EvalResult
+
+DEFAULT_HISTORY_PATH = Path(".ragmeter") / "history.sqlite"
+_SCHEMA_VERSION = 1
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS runs (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    created_at TEXT NOT NULL,
+    label TEXT NOT NULL,
+    source TEXT,
+    git_revision TEXT,
+    ragmeter_version TEXT,
+    n_queries INTEGER NOT NULL,
+    aggregate_json TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS metric_values (
+    run_id INTEGER NOT NULL REFERENCES runs(id),
+    metric TEXT NOT NULL,
+    value REAL,
+    n_scored INTEGER,
+    PRIMARY KEY (run_id, metric)
+);
+"""
+
+
+@dataclass(frozen=True)
+class HistoryEntry:
+    """One recorded run."""
+
+    id: int
+    created_at: str
+    label: str
+    source: str | None
+    git_revision: str | None
+    n_queries: int
+    aggregate: dict[str, float | None]
+
+
+def _connect(db: Path) -> sqlite3.Connection:
+    try:
+        db.parent.mkdir(parents=True, exist_ok=True)
+        conn = sqlite3.connect(db)
+        version = conn.execute("PRAGMA user_version").fetchone()[0]
+        if version not in (0, _SCHEMA_VERSION):
+            conn.close()
+            raise InputError(
+                f"history database schema {version} is newer than this ragmeter reads", where=str(db)
+            )
+        conn.executescript(_SCHEMA)
+        conn.execute(f"PRAGMA user_version = {_SCHEMA_VERSION}")
+        return conn
+    except sqlite3.DatabaseError as exc:
+        raise InputError(f"not a usable history database ({exc})", where=str(db)) from None
+
+
+def record_run(
+    result: EvalResult,
+    *,
+    db: Path = DEFAULT_HISTORY_PATH,
+    label: str,
+    source: str | None = None,
+    git_revision: str | None = None,
+) -> int:
+    """Append one run's aggregates to the history; return its id."""
+    created = str(result.provenance.get("created_at") or datetime.now(UTC).isoformat(timespec="seconds"))
+    with closing(_connect(db)) as conn, conn:
+        cur = conn.execute(
+            "INSERT INTO runs (created_at, label, source, git_revision, ragmeter_version, n_queries, aggregate_json)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?)",
+            (
+                created,
+                label,
+                source,
+                git_revision,
+                str(result.provenance.get("ragmeter_version", "")),
+                result.n_queries,
+                json.dumps(result.aggregate),
+            ),
+        )
+        run_id = int(cur.lastrowid or 0)
+        conn.executemany(
+            "INSERT INTO metric_values (run_id, metric, value, n_scored) VALUES (?, ?, ?, ?)",
+            [(run_id, m, v, result.n_scored.get(m)) for m, v in result.aggregate.items()],
+        )
+    return run_id
+
+
+def load_history(db: Path = DEFAULT_HISTORY_PATH, *, last: int | None = None) -> list[HistoryEntry]:
+    """Recorded runs, oldest first (the ``last`` N when given)."""
+    if not db.is_file():
+        raise InputError(
+            "no history database here yet (record one with 'ragmeter run' or 'eval --record')", where=str(db)
+        )
+    with closing(_connect(db)) as conn:
+        rows = conn.execute(
+            "SELECT id, created_at, label, source, git_revision, n_queries, aggregate_json FROM runs ORDER BY id"
+        ).fetchall()
+    entries = [
+        HistoryEntry(int(r[0]), str(r[1]), str(r[2]), r[3], r[4], int(r[5]), dict(json.loads(r[6])))
+        for r in rows
+    ]
+    return entries[-last:] if last else entries

@@ -1,0 +1,174 @@
+from __future__ import annotations
+
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import pytest
+
+from ragmeter.cli import main
+from ragmeter.errors import ConfigError
+from ragmeter.report.compare import compare_results
+from ragmeter.report.gate import check_rules, junit_xml, parse_rule
+from ragmeter.report.history import load_history, record_run
+from ragmeter.results import EvalResult
+from ragmeter.testing import assert_no_regression
+
+
+def make_result(
+    values: dict[str, dict[str, float | None]], extra: dict[str, float] | None = None
+) -> EvalResult:
+    metrics = sorted({m for row in values.values() for m in row})
+    aggregate: dict[str, float | None] = {}
+    for m in metrics:
+        scored = [row[m] for row in values.values() if row.get(m) is not None]
+        aggregate[m] = sum(v for v in scored if v is not None) / len(scored) if scored else None
+    aggregate.update(extra or {})
+    return EvalResult(
+        aggregate=aggregate,
+        per_query=values,
+        n_queries=len(values),
+        n_scored={m: sum(row.get(m) is not None for row in values.values()) for m in metrics},
+        n_skipped={m: 0 for m in metrics},
+    )
+
+
+BASE = {f"q{i}": {"ndcg@10": 0.6, "mrr": 0.5} for i in range(12)}
+WORSE = {f"q{i}": {"ndcg@10": 0.5, "mrr": 0.5} for i in range(12)}
+
+
+def run_cli(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
+    with pytest.raises(SystemExit) as exc:
+        main(argv)
+    out, err = capsys.readouterr()
+    return int(exc.value.code or 0), out, err
+
+
+@pytest.mark.parametrize(
+    ("text", "metric", "mode", "op", "threshold"),
+    [
+        ("ndcg@10<-0.02", "ndcg@10", "delta", "<", -0.02),
+        ("nDCG@10 < -0.02", "ndcg@10", "delta", "<", -0.02),
+        ("error_rate>0.01", "error_rate", "absolute", ">", 0.01),
+        ("error_rate>+0.005", "error_rate", "delta", ">", 0.005),
+        ("delta(mrr)<=0", "mrr", "delta", "<=", 0.0),
+        ("abs(P_10)<0.3", "precision@10", "absolute", "<", 0.3),
+        ("mrr<-5%", "mrr", "relative", "<", -0.05),
+    ],
+)
+def test_rule_grammar(text: str, metric: str, mode: str, op: str, threshold: float) -> None:
+    rule = parse_rule(text)
+    assert (rule.metric, rule.mode, rule.op) == (metric, mode, op)
+    assert rule.threshold == pytest.approx(threshold)
+
+
+@pytest.mark.parametrize("text", ["ndcg@10", "ndcg@10 << 1", "abs(mrr)<-5%", "mrr<5%", "<0.1"])
+def test_bad_rules_are_config_errors(text: str) -> None:
+    with pytest.raises(ConfigError):
+        parse_rule(text)
+
+
+def test_delta_and_absolute_rules() -> None:
+    comparison = compare_results(
+        make_result(BASE, {"error_rate": 0.0}), make_result(WORSE, {"error_rate": 0.02})
+    )
+    outcomes = check_rules(
+        comparison,
+        [parse_rule("ndcg@10<-0.02"), parse_rule("mrr<-0.02"), parse_rule("error_rate>0.01")],
+    )
+    assert [o.failed for o in outcomes] == [True, False, True]
+    assert outcomes[0].value == pytest.approx(-0.1)
+    assert outcomes[2].value == pytest.approx(0.02)
+    assert outcomes[0].reason == "FAIL: ndcg@10 changed by -0.1000 [ndcg@10<-0.02]"
+
+
+def test_unknown_metric_in_a_rule_is_an_error_not_a_pass() -> None:
+    comparison = compare_results(make_result(BASE), make_result(WORSE))
+    with pytest.raises(ConfigError, match="no metric 'ndgc@10'"):
+        check_rules(comparison, [parse_rule("ndgc@10<-0.02")])
+
+
+def test_alpha_requires_significance() -> None:
+    tiny_base = {"q1": {"mrr": 0.5}, "q2": {"mrr": 0.5}}
+    tiny_worse = {"q1": {"mrr": 0.4}, "q2": {"mrr": 0.4}}
+    comparison = compare_results(make_result(tiny_base), make_result(tiny_worse))
+    [plain] = check_rules(comparison, [parse_rule("mrr<-0.05")])
+    [significant] = check_rules(comparison, [parse_rule("mrr<-0.05")], alpha=0.05)
+    assert plain.failed and not significant.failed  # 2 queries: exact p = 0.5
+    assert "not significant" in significant.reason
+
+
+def test_junit_xml_has_one_case_per_rule() -> None:
+    comparison = compare_results(make_result(BASE), make_result(WORSE))
+    outcomes = check_rules(comparison, [parse_rule("ndcg@10<-0.02"), parse_rule("mrr<-0.02")])
+    root = ET.fromstring(junit_xml(outcomes).split("\n", 1)[1])
+    suite = root.find("testsuite")
+    assert suite is not None
+    assert suite.get("tests") == "2" and suite.get("failures") == "1"
+    cases = suite.findall("testcase")
+    assert [c.get("name") for c in cases] == ["ndcg@10<-0.02", "mrr<-0.02"]
+    assert cases[0].find("failure") is not None and cases[1].find("failure") is None
+
+
+def test_gate_cli_exit_codes_and_junit(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    base = make_result(BASE).write(tmp_path / "base")
+    cand = make_result(WORSE).write(tmp_path / "cand")
+    junit = tmp_path / "out" / "gate.xml"
+    code, out, err = run_cli(
+        [
+            "gate",
+            str(base),
+            str(cand),
+            "--fail-on",
+            "ndcg@10<-0.02",
+            "--fail-on",
+            "mrr<-0.02",
+            "--junit",
+            str(junit),
+        ],
+        capsys,
+    )
+    assert code == 1
+    assert "FAIL: ndcg@10 changed by -0.1000 [ndcg@10<-0.02]" in err
+    assert "gate failed: 1 of 2 rule(s)" in err
+    assert junit.is_file()
+    code, out, _ = run_cli(["gate", str(base), str(base), "--fail-on", "ndcg@10<-0.02"], capsys)
+    assert code == 0 and "gate passed: 1 rule(s)" in out
+    code, _, err = run_cli(["gate", str(base), str(cand), "--fail-on", "ndcg@10 <<"], capsys)
+    assert code == 2 and err.startswith("Error: gate rule 'ndcg@10 <<' does not parse")
+    code, _, err = run_cli(["gate", str(tmp_path / "nope"), str(cand), "--fail-on", "mrr<0"], capsys)
+    assert code == 2 and "results folder not found" in err
+
+
+def test_compare_cli_on_differing_query_sets(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    base = make_result(BASE).write(tmp_path / "base")
+    cand_rows = {q: v for q, v in WORSE.items() if q != "q0"} | {"extra": {"ndcg@10": 1.0, "mrr": 1.0}}
+    cand = make_result(cand_rows).write(tmp_path / "cand")
+    code, out, _ = run_cli(["compare", str(base), str(cand), "--resamples", "500"], capsys)
+    assert code == 0
+    assert "11 shared queries" in out
+    assert "1 only in base, 1 only in cand" in out
+    code, out, _ = run_cli(["compare", str(base), str(cand), "--json", "--resamples", "500"], capsys)
+    assert '"n_shared_queries": 11' in out
+
+
+def test_history_across_three_runs(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    db = tmp_path / "h.sqlite"
+    for label, rows in (("one", BASE), ("two", WORSE), ("three", BASE)):
+        record_run(make_result(rows), db=db, label=label)
+    entries = load_history(db)
+    assert [e.label for e in entries] == ["one", "two", "three"]
+    assert [e.aggregate["ndcg@10"] for e in entries] == pytest.approx([0.6, 0.5, 0.6])
+    code, out, _ = run_cli(["history", "--db", str(db), "-m", "ndcg@10"], capsys)
+    assert code == 0
+    assert "0.5000 ↓" in out and "0.6000 ↑" in out
+    assert [e.label for e in load_history(db, last=2)] == ["two", "three"]
+    code, _, err = run_cli(["history", "--db", str(tmp_path / "none.sqlite")], capsys)
+    assert code == 2 and "no history database here yet" in err
+
+
+def test_assert_no_regression_reads_result_folders(tmp_path: Path) -> None:
+    base = make_result(BASE).write(tmp_path / "base")
+    cand = make_result(WORSE).write(tmp_path / "cand")
+    assert_no_regression(base, base, rules=["ndcg@10<-0.02"])
+    with pytest.raises(AssertionError, match=r"FAIL: ndcg@10 changed by -0.1000"):
+        assert_no_regression(base, cand, rules=["ndcg@10<-0.02"])
