@@ -36,12 +36,12 @@ EXIT_ERROR = 2
 def _register_commands() -> None:
     # One import per command module; each module adds its command(s) to ``app``.
     # Keep one line per module so parallel work never edits the same line.
-    from ragmeter.cli import (
-        eval_cmd,  # noqa: F401
-        metrics_cmd,  # noqa: F401
-    )
-    # -- more command modules below this line --
+    # isort: off
+    from ragmeter.cli import eval_cmd  # noqa: F401
+    from ragmeter.cli import metrics_cmd  # noqa: F401
     from ragmeter.cli import report_cmds  # noqa: F401
+    # -- more command modules below this line --
+    # isort: on
 
 
 def main(argv: list[str] | None = None) -> None:
