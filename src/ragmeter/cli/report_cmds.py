@@ -179,3 +179,23 @@ def history_command(
             previous[name] = value
         table.add_row(str(e.id), e.created_at.replace("T", " ")[:16], e.label, *cells)
     Console().print(table)
+
+
+@app.command("report")
+def report_command(
+    results_dir: Annotated[Path, typer.Argument(help="Results folder (with metrics.json).")],
+    out: Annotated[
+        Path | None, typer.Option("--out", help="HTML file to write (default RESULTS_DIR/report.html).")
+    ] = None,
+    db: Annotated[
+        Path | None, typer.Option("--history", help="History database whose trend to include, if it exists.")
+    ] = None,
+) -> None:
+    """Write one self-contained HTML report that opens offline."""
+    from ragmeter.report.history import DEFAULT_HISTORY_PATH, load_history
+    from ragmeter.report.html import write_report
+
+    history_path = db or DEFAULT_HISTORY_PATH
+    history = load_history(history_path) if history_path.is_file() else None
+    path = write_report(results_dir, out, history=history)
+    typer.echo(f"wrote {path}")
