@@ -27,16 +27,24 @@ from ragmeter import __version__
 from ragmeter.config import RagmeterConfig, load_config
 from ragmeter.errors import ConfigError, InputError
 from ragmeter.io.datasets import load_dataset
+from ragmeter.io.index_stats import load_index_stats
 from ragmeter.io.outputs import load_outputs_with_sources, parse_output
 from ragmeter.io.records import file_sha256, validate
 from ragmeter.io.trec import read_qrels, read_run
+from ragmeter.matching.anchors import match_anchors, merged_tables
 from ragmeter.matching.ids import match_ids
 from ragmeter.matching.trec import match_trec
+from ragmeter.metrics.breakdowns import breakdowns, sample_dimensions
+from ragmeter.metrics.indexing import index_coverage, index_provenance
 from ragmeter.metrics.inputs import ScoringInput
+from ragmeter.metrics.operational import OPERATIONAL_FAMILIES, operational_summary
+from ragmeter.metrics.rag import RagBatch, doc_type_coverage
+from ragmeter.metrics.rag_defaults import default_metrics
 from ragmeter.metrics.registry import ResolvedMetric, resolve_metric
 from ragmeter.metrics.scoring import ScoredMetric, score_metrics
 from ragmeter.results import EvalResult
 from ragmeter.schema.outputs import SystemOutput
+from ragmeter.schema.rag import IndexStats
 from ragmeter.schema.samples import Sample
 
 DEFAULT_DATASET_METRICS = ("hit", "recall@k", "mrr", "ndcg")
@@ -95,13 +103,15 @@ def _assemble(
             m.name: {
                 "requested": m.requested,
                 "k": m.k,
+                **({"aggregate": f"p{m.percentile:g}"} if m.percentile is not None else {}),
                 **({"skip_reason": m.skip_reason} if m.n_skipped else {}),
+                **({"skip_reasons": m.skip_reasons} if len(m.skip_reasons) > 1 else {}),
             }
             for m in scored
         },
     }
     return EvalResult(
-        aggregate={m.name: m.mean for m in scored},
+        aggregate={m.name: m.value for m in scored},
         per_query=per_query,
         n_queries=len(query_ids),
         n_scored={m.name: m.n_scored for m in scored},
@@ -166,6 +176,60 @@ def _load_outputs(
     return parsed, {"outputs": {"path": None}}
 
 
+def _index_stats(
+    index_stats: str | Path | IndexStats | None, cfg: RagmeterConfig, cfg_path: Path | None
+) -> tuple[dict[str, Any] | None, dict[str, Any], list[str]]:
+    """Index coverage, its provenance and warnings, from the argument or the config's ``index_stats``."""
+    if index_stats is None and cfg.index_stats is not None:
+        base = cfg_path.parent if cfg_path is not None else Path.cwd()
+        index_stats = base / cfg.index_stats
+    if index_stats is None:
+        return None, {}, []
+    warnings: list[str] = []
+    source: dict[str, Any] = {"path": None}
+    if isinstance(index_stats, IndexStats):
+        stats = index_stats
+    else:
+        path = Path(index_stats)
+        stats, warnings = load_index_stats(path)
+        source = {"path": str(path), "sha256": file_sha256(path)}
+    return index_coverage(stats), {"index": source | index_provenance(stats)}, warnings
+
+
+def _rag_sections(
+    scored: list[ScoredMetric],
+    records: RagBatch,
+    sample_k: np.ndarray[Any, np.dtype[np.int64]],
+    default_k: int,
+) -> tuple[dict[str, Any], dict[str, Any], dict[str, dict[str, Any]]]:
+    """Breakdowns (with doc types), the operational summary, and per-query details."""
+    samples = records.samples
+    split = breakdowns(scored, samples)
+    hit = next((m for m in scored if m.requested.startswith("hit@")), None)
+    if hit is not None and any(f is not None for f in records.facts):
+        k = sample_k if isinstance(hit.k, str) else np.full(len(samples), hit.k, dtype=np.int64)
+        k = np.where(k > 0, k, default_k)
+        coverage = doc_type_coverage(records, k)
+        if coverage:
+            split["doc_type"] = {t: {hit.name: {"mean": s / n, "n": n}} for t, (s, n) in coverage.items()}
+    operational: dict[str, Any] = {}
+    if any(m.requested.split(".")[0] in OPERATIONAL_FAMILIES for m in scored):
+        cost = next((m for m in scored if m.requested == "cost"), None)
+        operational = operational_summary(records, cost.values[cost.scored].tolist() if cost else None)
+    details: dict[str, dict[str, Any]] = {}
+    per_sample = [m for m in scored if m.reasons is not None]
+    if not split and not per_sample:
+        return split, operational, details
+    for q, sample in enumerate(samples):
+        line = sample_dimensions(sample, answerable="answerable" in split)
+        unscored = {m.name: m.reason_of(q) for m in per_sample if not m.scored[q]}
+        if unscored:
+            line["unscored"] = unscored
+        if line:
+            details[sample.id] = line
+    return split, operational, details
+
+
 def evaluate(
     dataset: DatasetLike,
     outputs: OutputsLike = None,
@@ -175,6 +239,8 @@ def evaluate(
     relevance_level: float | None = None,
     config: RagmeterConfig | str | Path | None = None,
     trec_compat: bool = False,
+    snippet_matching: bool | None = None,
+    index_stats: str | Path | IndexStats | None = None,
 ) -> EvalResult:
     """Score recorded outputs against a dataset.
 
@@ -182,6 +248,12 @@ def evaluate(
     file, a mapping of sample id → output, or ``None`` for outputs embedded as
     ``actual_output``. Samples with no output are scored as empty rankings,
     counted in ``n_missing_output`` and named in the warnings.
+
+    Samples with ``gold_supports`` (and no ``expected_output``) are matched by
+    anchors; ``snippet_matching`` (default: the config's
+    ``metrics.rag.snippet_matching``, on) makes listed snippets required.
+    ``index_stats`` (or the config's ``index_stats``) adds the index coverage.
+    See docs/rag.md.
     """
     _check_k(k)
     _check_level(relevance_level)
@@ -190,18 +262,40 @@ def evaluate(
     samples, sources = _load_samples(dataset)
     outs, out_sources = _load_outputs(outputs, samples)
     matched = match_ids(samples, outs)
+    snippets = cfg.metrics.rag.snippet_matching if snippet_matching is None else snippet_matching
+    anchors = match_anchors(samples, outs, snippet_matching=snippets)
+    table, item_table = merged_tables(samples, matched.table, anchors)
+    records = RagBatch(samples, [outs.get(s.id) for s in samples], anchors.facts, cfg.pricing)
     level = relevance_level if relevance_level is not None else cfg.metrics.retrieval.relevance_level
-    names = metrics or cfg.metrics.retrieval.metrics or list(DEFAULT_DATASET_METRICS)
+    names = list(metrics or cfg.metrics.retrieval.metrics or [])
+    if not names:
+        by_ids = any(not s.has_anchors() and s.expected_output is not None for s in samples)
+        rag_names = default_metrics(records)
+        names = [*(DEFAULT_DATASET_METRICS if by_ids or not rag_names else ()), *rag_names]
     if metrics is None and any(matched.answers):
         names = [*names, "containment"]
     resolved = _resolve_all(names)
     inp = ScoringInput.from_table(
-        matched.table, relevance_level=level, texts=matched.texts, answers=matched.answers
+        table,
+        relevance_level=level,
+        texts=matched.texts,
+        answers=matched.answers,
+        item_table=item_table,
+        records=records,
     )
     default_k = k if k is not None else cfg.metrics.retrieval.default_k
     sample_k = np.array([s.metadata.k or 0 for s in samples], dtype=np.int64)
     scored = score_metrics(resolved, inp, default_k=default_k, sample_k=sample_k, trec_compat=trec_compat)
-    warnings = list(matched.warnings)
+    coverage, index_sources, index_warnings = _index_stats(index_stats, cfg, cfg_path)
+    split, operational, details = _rag_sections(scored, records, sample_k, default_k)
+    warnings = [*matched.warnings, *anchors.warnings, *index_warnings]
+    if any(m.definition.family == "recency_rule_pass" for m in resolved) and any(
+        s.recency_conflict_rule == "acknowledge_both" for s in samples
+    ):
+        warnings.append(
+            "recency_rule_pass checks only the references of acknowledge_both samples; whether the "
+            "answer acknowledges the conflict needs a judge"
+        )
     if matched.missing_output:
         shown = ", ".join(repr(s) for s in matched.missing_output[:10])
         more = f" and {len(matched.missing_output) - 10} more" if len(matched.missing_output) > 10 else ""
@@ -211,14 +305,31 @@ def evaluate(
             f"rankings: {shown}{more}",
         )
     provenance = _base_provenance(
-        cfg_path, k=k, default_k=default_k, relevance_level=level, trec_compat=trec_compat
-    ) | {"inputs": sources | out_sources, "elapsed_seconds": round(time.perf_counter() - started, 6)}
-    return _assemble(
+        cfg_path,
+        k=k,
+        default_k=default_k,
+        relevance_level=level,
+        trec_compat=trec_compat,
+        snippet_matching=snippets,
+        **({"pricing": {m: p.model_dump() for m, p in cfg.pricing.items()}} if cfg.pricing else {}),
+    ) | {
+        "inputs": sources | out_sources | index_sources,
+        "elapsed_seconds": round(time.perf_counter() - started, 6),
+    }
+    result = _assemble(
         [s.id for s in samples],
         scored,
         warnings=warnings,
         provenance=provenance,
         n_missing_output=len(matched.missing_output),
+    )
+    return result.model_copy(
+        update={
+            "breakdowns": split,
+            "operational": operational,
+            "index_coverage": coverage,
+            "query_details": details,
+        }
     )
 
 

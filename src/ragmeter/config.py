@@ -6,6 +6,9 @@ sections (``judge:``, ``report:``, …) belong to the modules that read them.
 >>> cfg = RagmeterConfig.model_validate({"metrics": {"retrieval": {"default_k": 10}}})
 >>> cfg.metrics.retrieval.default_k
 10
+>>> cfg = RagmeterConfig.model_validate({"pricing": {"default": {"prompt_per_1k": 0.1, "completion_per_1k": 0.2}}})
+>>> cfg.pricing["default"].completion_per_1k, cfg.metrics.rag.snippet_matching
+(0.2, True)
 """
 
 from __future__ import annotations
@@ -16,6 +19,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from ragmeter.errors import ConfigError
 from ragmeter.io.records import describe_validation_error, read_structured
+from ragmeter.schema.rag import ModelPrice
 
 CONFIG_FILENAME = "ragmeter.yaml"
 FALLBACK_K = 5
@@ -31,12 +35,22 @@ class RetrievalConfig(BaseModel):
     metrics: list[str] | None = None
 
 
+class RagConfig(BaseModel):
+    """``metrics.rag``: whole-RAG settings (see docs/rag.md)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    snippet_matching: bool = True
+    """A gold support that lists snippets also needs one in the chunk text."""
+
+
 class MetricsConfig(BaseModel):
     """``metrics``: per-family settings."""
 
     model_config = ConfigDict(extra="allow")
 
     retrieval: RetrievalConfig = Field(default_factory=RetrievalConfig)
+    rag: RagConfig = Field(default_factory=RagConfig)
 
 
 class RagmeterConfig(BaseModel):
@@ -45,6 +59,10 @@ class RagmeterConfig(BaseModel):
     model_config = ConfigDict(extra="allow")
 
     metrics: MetricsConfig = Field(default_factory=MetricsConfig)
+    pricing: dict[str, ModelPrice] = Field(default_factory=dict)
+    """Model name → price per 1k prompt/completion tokens; ``default`` prices any other model."""
+    index_stats: str | None = None
+    """Index-statistics file; a relative path is relative to the config file's folder."""
 
 
 def load_config(

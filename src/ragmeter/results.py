@@ -4,6 +4,12 @@ Unscored is not zero: a per-query value is a number or ``None``, and every
 aggregate says how many queries it averaged (``n_scored``) and how many it
 could not score (``n_skipped``).
 
+Whole-RAG runs add ``breakdowns`` (dimension → value → metric → ``{mean, n}``),
+``operational`` (run-level totals: tokens, cost, failures, suite time) and
+``index_coverage`` (from an index-statistics file). Per-query details (the
+sample's dimension values, why a metric left a query unscored) go to the
+``per_query.jsonl`` lines only.
+
 >>> r = EvalResult(aggregate={"mrr": 0.5}, per_query={"q": {"mrr": 0.5}}, n_queries=1,
 ...                n_scored={"mrr": 1}, n_skipped={"mrr": 0})
 >>> r.to_json_dict()["aggregate"]
@@ -34,10 +40,18 @@ class EvalResult(BaseModel):
     warnings: list[str] = Field(default_factory=list)
     provenance: dict[str, Any] = Field(default_factory=dict)
     breakdowns: dict[str, dict[str, dict[str, dict[str, float | int | None]]]] = Field(default_factory=dict)
+    operational: dict[str, Any] = Field(default_factory=dict)
+    index_coverage: dict[str, Any] | None = None
+    query_details: dict[str, dict[str, Any]] = Field(default_factory=dict, exclude=True)
+    """Per query: extra keys for its ``per_query.jsonl`` line (dimension values, ``unscored`` reasons)."""
 
     def to_json_dict(self) -> dict[str, Any]:
-        """The JSON object (plain dicts and lists)."""
-        return self.model_dump(mode="json")
+        """The JSON object (plain dicts and lists); empty ``operational``/``index_coverage`` are left out."""
+        data = self.model_dump(mode="json")
+        for key in ("operational", "index_coverage"):
+            if not data.get(key):
+                data.pop(key, None)
+        return data
 
     def write(self, out_dir: str | Path) -> Path:
         """Write ``metrics.json`` and ``per_query.jsonl`` into ``out_dir``; return the folder."""
@@ -46,5 +60,6 @@ class EvalResult(BaseModel):
         (out / "metrics.json").write_text(json.dumps(self.to_json_dict(), indent=2) + "\n", encoding="utf-8")
         with (out / "per_query.jsonl").open("w", encoding="utf-8") as handle:
             for qid, values in self.per_query.items():
-                handle.write(json.dumps({"id": qid, "metrics": values}) + "\n")
+                line = {"id": qid, "metrics": values, **self.query_details.get(qid, {})}
+                handle.write(json.dumps(line) + "\n")
         return out

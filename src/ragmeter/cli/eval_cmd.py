@@ -52,6 +52,20 @@ def eval_command(
         bool,
         typer.Option("--complete", "-c", help="Qrels topics missing from the run count as 0 (trec_eval -c)."),
     ] = False,
+    index_stats: Annotated[
+        Path | None,
+        typer.Option(
+            "--index-stats", help="Index statistics JSON: adds the indexing coverage (docs/rag.md)."
+        ),
+    ] = None,
+    snippet_matching: Annotated[
+        bool | None,
+        typer.Option(
+            "--snippet-matching/--no-snippet-matching",
+            help="Require a listed gold-support snippet in the chunk text (default: config, on).",
+            show_default=False,
+        ),
+    ] = None,
 ) -> None:
     """Score recorded outputs against a dataset, or a TREC run against qrels."""
     from ragmeter.api import evaluate, evaluate_trec
@@ -60,6 +74,8 @@ def eval_command(
     trec_mode = qrels is not None or run is not None
     if trec_mode and (dataset is not None or outputs is not None):
         raise ConfigError("give either --dataset/--outputs or --qrels/--run, not both")
+    if trec_mode and (index_stats is not None or snippet_matching is not None):
+        raise ConfigError("--index-stats and --snippet-matching apply to --dataset evaluations only")
     if trec_mode:
         if qrels is None or run is None:
             raise ConfigError("TREC evaluation needs both --qrels and --run")
@@ -86,6 +102,8 @@ def eval_command(
             relevance_level=relevance_level,
             config=config,
             trec_compat=trec_compat,
+            snippet_matching=snippet_matching,
+            index_stats=index_stats,
         )
     if out is not None:
         result.write(out)

@@ -1,10 +1,14 @@
-"""Terminal rendering shared by commands: metric tables and warnings (rich).
+"""Terminal rendering shared by commands: metric tables, breakdowns and warnings (rich).
 
 >>> fmt_value(0.123456), fmt_value(None)
 ('0.1235', '—')
+>>> fmt_cell({"mean": 0.5, "n": 4}), fmt_cell(None)
+('0.5000 (4)', '')
 """
 
 from __future__ import annotations
+
+from typing import Any
 
 from rich.console import Console
 from rich.table import Table
@@ -40,13 +44,63 @@ def metrics_table(result: EvalResult, *, title: str = "ragmeter") -> Table:
     return table
 
 
+def fmt_cell(cell: dict[str, Any] | None) -> str:
+    """A breakdown cell as ``mean (n)``; empty when the group scored nothing."""
+    if not cell:
+        return ""
+    mean = cell.get("mean")
+    return f"{fmt_value(mean if isinstance(mean, (int, float)) else None)} ({cell.get('n', 0)})"
+
+
+def breakdown_tables(result: EvalResult) -> list[Table]:
+    """One table per breakdown dimension: a row per metric, a column per value (``mean (n)``)."""
+    tables = []
+    for dimension, by_value in result.breakdowns.items():
+        table = Table(title=f"by {dimension}", title_justify="left")
+        table.add_column("metric", overflow="fold")
+        for value in by_value:
+            table.add_column(value, justify="right", overflow="fold")
+        names = list(dict.fromkeys(name for cells in by_value.values() for name in cells))
+        for name in names:
+            table.add_row(name, *(fmt_cell(cells.get(name)) for cells in by_value.values()))
+        tables.append(table)
+    return tables
+
+
+def _plain(value: Any) -> str:
+    if isinstance(value, float):
+        return fmt_value(value)
+    if isinstance(value, dict):
+        return ", ".join(f"{k}: {_plain(v)}" for k, v in value.items())
+    if isinstance(value, list):
+        return ", ".join(str(v) for v in value) or "—"
+    return "—" if value is None else str(value)
+
+
+def section_table(title: str, section: dict[str, Any]) -> Table:
+    """A two-column table of a run-level section (``operational``, ``index_coverage``)."""
+    table = Table(title=title, title_justify="left")
+    table.add_column("item")
+    table.add_column("value", overflow="fold")
+    for key, value in section.items():
+        table.add_row(key, _plain(value))
+    return table
+
+
 def print_result(result: EvalResult, console: Console, err: Console) -> None:
-    """Print the metric table, the counts, and the first warnings."""
+    """Print the metric table, breakdowns, run-level sections, the counts, and the first warnings."""
     console.print(metrics_table(result))
     console.print(f"{result.n_queries} queries", end="")
     if result.n_missing_output:
         console.print(f", {result.n_missing_output} without output (scored as empty)", end="")
     console.print()
+    for table in breakdown_tables(result):
+        console.print(table)
+    if result.operational:
+        console.print(section_table("operational", result.operational))
+    if result.index_coverage:
+        index_info = result.provenance.get("inputs", {}).get("index") or {}
+        console.print(section_table("index coverage", {**result.index_coverage, **index_info}))
     for warning in result.warnings[:MAX_WARNINGS_SHOWN]:
         err.print(f"[yellow]warning:[/] {warning}", highlight=False, markup=True)
     if len(result.warnings) > MAX_WARNINGS_SHOWN:

@@ -1,16 +1,38 @@
 """What a metric kernel reads: ranked gains, and for text metrics the texts and expected answers.
 
+Anchor matching also fills :attr:`ScoringInput.items` (one gain per ranked
+chunk, for precision) and :attr:`ScoringInput.records` (samples, outputs and
+matched anchor facts, for the whole-RAG and operational metrics). Per-sample
+kernels return :class:`SampleScores`: values, which queries were scored, and why
+the others were not.
+
 >>> from ragmeter.metrics.relevance import RelevanceTable
 >>> inp = ScoringInput.from_table(RelevanceTable.from_lists(["q"], [[1.0]], [[1.0]]))
->>> inp.query_ids
-['q']
+>>> inp.query_ids, inp.item_view() is inp.ranked
+(['q'], True)
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from ragmeter.metrics.relevance import Ranked, RelevanceTable
+from ragmeter.metrics.relevance import BoolArray, FloatArray, Ranked, RelevanceTable
+
+if TYPE_CHECKING:
+    from ragmeter.metrics.rag import RagBatch
+
+
+@dataclass(frozen=True)
+class SampleScores:
+    """What a per-sample kernel returns: one value per query, a scored mask, and reasons.
+
+    ``reasons[q]`` is ``""`` for a scored query and says why otherwise.
+    """
+
+    values: FloatArray
+    scored: BoolArray
+    reasons: list[str]
 
 
 @dataclass(frozen=True)
@@ -21,6 +43,11 @@ class ScoringInput:
     ranked: Ranked
     texts: list[list[str | None]] | None = None
     answers: list[list[str]] | None = None
+    items: Ranked | None = None
+    """Relevance of every ranked item when several can match one ground-truth item (anchors);
+    ``None`` means the same as :attr:`ranked`."""
+    records: RagBatch | None = None
+    """Samples, outputs and anchor facts, for the per-sample (whole-RAG, operational) metrics."""
 
     @classmethod
     def from_table(
@@ -30,6 +57,13 @@ class ScoringInput:
         relevance_level: float | None = None,
         texts: list[list[str | None]] | None = None,
         answers: list[list[str]] | None = None,
+        item_table: RelevanceTable | None = None,
+        records: RagBatch | None = None,
     ) -> ScoringInput:
-        """Wrap a relevance table (and optional texts/answers) for scoring."""
-        return cls(table.query_ids, Ranked(table, relevance_level), texts, answers)
+        """Wrap a relevance table (and optional texts/answers/item table/records) for scoring."""
+        items = Ranked(item_table, relevance_level) if item_table is not None else None
+        return cls(table.query_ids, Ranked(table, relevance_level), texts, answers, items, records)
+
+    def item_view(self) -> Ranked:
+        """Per-item relevance (for precision): :attr:`items` when set, else :attr:`ranked`."""
+        return self.items if self.items is not None else self.ranked

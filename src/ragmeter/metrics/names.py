@@ -6,6 +6,7 @@ Accepted spellings, all case-insensitive in the family part:
 * ranx / ir-measures: ``P@10``, ``nDCG@10``, ``RR``, ``AP``, ``success@5``, ``R@100``
 * trec_eval: ``P_10``, ``P.10``, ``ndcg_cut_10``, ``recip_rank``, ``map_cut_100``, ``Rprec``
 * seed aliases: ``retrieval-ndcg-at-k``, ``retrieval-hit-at-k``, … (k from the precedence rule)
+* a qualifier after a dot, for families that take one: ``latency_p95.retrieval`` (a timings stage)
 
 >>> parse_metric_name("nDCG@10")
 MetricName(family='ndcg', k=10)
@@ -13,6 +14,8 @@ MetricName(family='ndcg', k=10)
 (MetricName(family='precision', k=5), MetricName(family='mrr', k=None))
 >>> str(parse_metric_name("retrieval-hit-at-k"))
 'hit@k'
+>>> parse_metric_name("latency_p95.retrieval")
+MetricName(family='latency_p95', k=None, qualifier='retrieval')
 """
 
 from __future__ import annotations
@@ -27,23 +30,33 @@ DEFAULT_K = "default"
 """Marker for ``k``: resolve it by the k precedence rule (sample, caller, config, 5)."""
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class MetricName:
     """A parsed metric name: a family and a cutoff (an int, ``None``, or :data:`DEFAULT_K`)."""
 
     family: str
     k: int | str | None = None
+    qualifier: str | None = None
+    """What a qualified family measures, e.g. the timings stage of ``latency_p50.retrieval``."""
+
+    def __repr__(self) -> str:
+        qualifier = "" if self.qualifier is None else f", qualifier={self.qualifier!r}"
+        return f"MetricName(family={self.family!r}, k={self.k!r}{qualifier})"
 
     def __str__(self) -> str:
+        suffix = "" if self.qualifier is None else f".{self.qualifier}"
         if self.k is None:
-            return self.family
+            return f"{self.family}{suffix}"
         if self.k == DEFAULT_K:
-            return f"{self.family}@k"
-        return f"{self.family}@{self.k}"
+            return f"{self.family}@k{suffix}"
+        return f"{self.family}@{self.k}{suffix}"
 
 
 # family spelling (lower-case) -> canonical family
 FAMILY_ALIASES: dict[str, str] = {}
+# families that take a ".qualifier" (e.g. latency_p50.retrieval)
+QUALIFIED_FAMILIES: set[str] = set()
+_QUALIFIER = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_-]*$")
 # whole-name aliases whose k follows the precedence rule (the seed contract's names)
 SEED_ALIASES: dict[str, str] = {
     "retrieval-hit-at-k": "hit",
@@ -70,11 +83,31 @@ _TREC_CUT = re.compile(r"^(P|recall|ndcg_cut|map_cut|success)[_.](\d+)$")
 _AT = re.compile(r"^(?P<family>[^@\s]+)@(?P<k>[^@\s]+)$")
 
 
-def register_family(canonical: str, aliases: tuple[str, ...]) -> None:
-    """Make ``canonical`` and its aliases parseable (called by the registry)."""
+def register_family(canonical: str, aliases: tuple[str, ...], *, qualified: bool = False) -> None:
+    """Make ``canonical`` and its aliases parseable (called by the registry).
+
+    A ``qualified`` family also accepts ``FAMILY.QUALIFIER`` (letters, digits, ``_``, ``-``).
+    """
     FAMILY_ALIASES[canonical.lower()] = canonical
     for alias in aliases:
         FAMILY_ALIASES[alias.lower()] = canonical
+    if qualified:
+        QUALIFIED_FAMILIES.add(canonical)
+
+
+def _parse_qualified(name: str, raw: str) -> MetricName | None:
+    """``FAMILY.QUALIFIER`` for a family that takes one; ``None`` when ``raw`` is not of that form."""
+    head, _, qualifier = raw.partition(".")
+    family = FAMILY_ALIASES.get(head.lower())
+    if family is None:
+        return None
+    if family not in QUALIFIED_FAMILIES:
+        raise MetricNameError(f"metric {name!r}: {family} takes no '.qualifier'")
+    if not _QUALIFIER.match(qualifier):
+        raise MetricNameError(
+            f"metric {name!r}: the qualifier after '.' must be letters, digits, '_' or '-', got {qualifier!r}"
+        )
+    return MetricName(family, None, qualifier)
 
 
 def _known_spellings() -> list[str]:
@@ -110,6 +143,10 @@ def parse_metric_name(name: str) -> MetricName:
     trec = _TREC_CUT.match(raw)
     if trec:
         return MetricName(TREC_STEMS[trec.group(1)], _parse_k(raw, trec.group(2)))
+    if "." in raw and "@" not in raw:
+        qualified = _parse_qualified(name, raw)
+        if qualified is not None:
+            return qualified
     at = _AT.match(raw)
     if at:
         family = FAMILY_ALIASES.get(at.group("family").lower())

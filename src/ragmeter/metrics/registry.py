@@ -10,6 +10,8 @@ one kernel function, one entry here and one test.
 'ndcg@k'
 >>> resolve_metric("recall").name     # plain recall: the whole returned list
 'recall'
+>>> resolve_metric("recall_all").name, resolve_metric("latency_p95.retrieval").name
+('recall_all@k', 'latency_p95.retrieval')
 """
 
 from __future__ import annotations
@@ -19,15 +21,26 @@ from dataclasses import dataclass
 from typing import Literal
 
 from ragmeter.errors import MetricNameError
-from ragmeter.metrics import ranking
+from ragmeter.metrics import operational, rag, ranking
 from ragmeter.metrics.containment import containment
-from ragmeter.metrics.inputs import ScoringInput
+from ragmeter.metrics.inputs import SampleScores, ScoringInput
 from ragmeter.metrics.names import DEFAULT_K, MetricName, parse_metric_name, register_family
 from ragmeter.metrics.relevance import FloatArray, Int64Array, Ranked
 
 Kernel = Callable[[ScoringInput, Int64Array | None], FloatArray]
+SampleKernel = Callable[[ScoringInput, Int64Array | None, MetricName], SampleScores]
 Cutoff = Literal["default", "optional", "none"]
-Needs = Literal["relevant", "answer"]
+Needs = Literal["relevant", "answer", "sample"]
+
+
+@dataclass(frozen=True)
+class PerSample:
+    """A per-sample kernel (``needs="sample"``): it gets its parsed name, reads the records.
+
+    It says itself which queries it scored and why it left the others out.
+    """
+
+    fn: SampleKernel
 
 
 @dataclass(frozen=True)
@@ -36,13 +49,13 @@ class MetricDef:
 
     family: str
     aliases: tuple[str, ...]
-    kernel: Kernel
+    kernel: Kernel | PerSample
     cutoff: Cutoff
     """``default``: a plain name takes k by precedence; ``optional``: a plain name means no
     cutoff; ``none``: the metric takes no cutoff."""
     needs: Needs
     """``relevant``: scorable when the query has a relevant item; ``answer``: when it has an
-    expected answer."""
+    expected answer; ``sample``: the kernel (a :class:`PerSample`) decides per query."""
     formula: str
     description: str
     binary: bool = True
@@ -51,11 +64,29 @@ class MetricDef:
     reference: str = ""
     trec_name: str | None = None
     """trec_eval's measure name, with ``{k}`` for the cutoff."""
+    percentile: float | None = None
+    """``None``: the aggregate is the mean of the scored values; a number: that percentile
+    (numpy's default linear method)."""
+    qualified: bool = False
+    """True when the name takes a ``.qualifier`` (the timings stage of ``latency_p50.retrieval``)."""
+    fields: tuple[str, ...] = ()
+    """The sample / ``output.`` fields a per-sample metric reads (for docs and error messages)."""
 
 
 def _ranking(fn: Callable[[Ranked, Int64Array | None], FloatArray]) -> Kernel:
     def kernel(inp: ScoringInput, k: Int64Array | None) -> FloatArray:
         return fn(inp.ranked, k)
+
+    kernel.__name__ = fn.__name__
+    kernel.__doc__ = fn.__doc__
+    return kernel
+
+
+def _per_item(fn: Callable[[Ranked, Int64Array | None], FloatArray]) -> Kernel:
+    """Like :func:`_ranking`, over per-item relevance (every chunk matching an anchor counts)."""
+
+    def kernel(inp: ScoringInput, k: Int64Array | None) -> FloatArray:
+        return fn(inp.item_view(), k)
 
     kernel.__name__ = fn.__name__
     kernel.__doc__ = fn.__doc__
@@ -86,11 +117,11 @@ METRICS: tuple[MetricDef, ...] = (
     MetricDef(
         "precision",
         ("p", "prec"),
-        _ranking(ranking.precision),
+        _per_item(ranking.precision),
         "default",
         "relevant",
         "precision@k = |D_k ∩ Rel| / k   (k even when fewer than k items were returned)",
-        "Fraction of the top k that is relevant.",
+        "Fraction of the top k that is relevant (with anchors: every chunk matching a gold support).",
         trec_name="P_{k}",
     ),
     MetricDef(
@@ -152,11 +183,193 @@ METRICS: tuple[MetricDef, ...] = (
         "containment@k = 1 if an expected answer ⊆ text(d_i) for some i ≤ k (NFKC, case-fold, spaces)",
         "Does the expected answer appear in a top-k item's text?",
     ),
+    # -- whole-RAG metrics (metrics/rag.py; docs/rag.md) --
+    MetricDef(
+        "recall_all",
+        ("recall-all",),
+        PerSample(rag.recall_all),
+        "default",
+        "sample",
+        "recall_all@k = 1 if every required support group has a chunk matching it in the top k",
+        "Multi-hop: was all the required evidence retrieved? (answerable samples with groups)",
+        binary=False,
+        fields=("required_support_groups", "output.retrieved"),
+    ),
+    MetricDef(
+        "scope_miss_rate",
+        ("scope_miss",),
+        PerSample(rag.scope_miss),
+        "none",
+        "sample",
+        "1 if folder_mode is on/on_with_fallback and no selected folder holds a gold support",
+        "Did folder selection exclude every gold support? (outputs with folder selection on)",
+        binary=False,
+        higher_is_better=False,
+        fields=("gold_supports", "output.folder_mode", "output.selected_folders"),
+    ),
+    MetricDef(
+        "attribution_hit_rate",
+        ("attribution_hit", "attribution"),
+        PerSample(rag.attribution_hit),
+        "none",
+        "sample",
+        "1 if a cited reference matches a gold support (same anchor rule, no snippets)",
+        "Did the answer cite the right note? (answerable samples)",
+        binary=False,
+        fields=("gold_supports", "output.references"),
+    ),
+    MetricDef(
+        "recency_rule_pass",
+        ("recency_pass", "recency_conflict_pass"),
+        PerSample(rag.recency_rule),
+        "none",
+        "sample",
+        "cite_newer: a reference matches a newer support, none only an older; *_both: newer and older cited",
+        "Do the references follow the sample's recency_conflict_rule? (citations only, no judge)",
+        binary=False,
+        fields=("recency_conflict_rule", "gold_supports[].newer", "output.references"),
+    ),
+    MetricDef(
+        "abstention_accuracy",
+        ("abstention",),
+        PerSample(rag.abstention_accuracy),
+        "none",
+        "sample",
+        "1 if the system abstained (answerable: false samples)",
+        "Does the system refuse when the notes cannot answer?",
+        binary=False,
+        fields=("answerable", "output.abstained"),
+    ),
+    MetricDef(
+        "hallucination_rate_unanswerable",
+        ("hallucination_rate", "hallucination_unanswerable"),
+        PerSample(rag.hallucination_unanswerable),
+        "none",
+        "sample",
+        "1 if the system did not abstain (answerable: false samples) = 1 - abstention_accuracy",
+        "How often does the system answer a question the notes cannot answer?",
+        binary=False,
+        higher_is_better=False,
+        fields=("answerable", "output.abstained"),
+    ),
+    MetricDef(
+        "false_abstention_rate",
+        ("false_abstention",),
+        PerSample(rag.false_abstention),
+        "none",
+        "sample",
+        "1 if the system abstained (answerable samples)",
+        "How often does the system refuse a question it should answer?",
+        binary=False,
+        higher_is_better=False,
+        fields=("answerable", "output.abstained"),
+    ),
+    # -- operational metrics (metrics/operational.py; docs/rag.md) --
+    MetricDef(
+        "error_rate",
+        ("errors",),
+        PerSample(operational.error_rate),
+        "none",
+        "sample",
+        "1 if the call failed: non-blank output.error, timed_out true, or no recorded output",
+        "How often did the system fail?",
+        binary=False,
+        higher_is_better=False,
+        fields=("output.error", "output.timed_out"),
+    ),
+    MetricDef(
+        "timeout_rate",
+        ("timeouts",),
+        PerSample(operational.timeout_rate),
+        "none",
+        "sample",
+        "1 if output.timed_out is true",
+        "How often did the system time out?",
+        binary=False,
+        higher_is_better=False,
+        fields=("output.timed_out",),
+    ),
+    MetricDef(
+        "empty_response_rate",
+        ("empty_rate", "empty_responses"),
+        PerSample(operational.empty_response_rate),
+        "none",
+        "sample",
+        "1 if the call did not fail or abstain but the answer is missing or blank",
+        "How often did the system return no answer?",
+        binary=False,
+        higher_is_better=False,
+        fields=("output.answer",),
+    ),
+    MetricDef(
+        "latency_p50",
+        ("latency_median",),
+        PerSample(operational.latency),
+        "none",
+        "sample",
+        "median of output.latency (or of output.timings[STAGE] for latency_p50.STAGE), seconds",
+        "Typical latency (numpy linear percentile).",
+        binary=False,
+        higher_is_better=False,
+        percentile=50.0,
+        qualified=True,
+        fields=("output.latency", "output.timings"),
+    ),
+    MetricDef(
+        "latency_p95",
+        (),
+        PerSample(operational.latency),
+        "none",
+        "sample",
+        "95th percentile of output.latency (or of output.timings[STAGE] for latency_p95.STAGE), seconds",
+        "Tail latency (numpy linear percentile).",
+        binary=False,
+        higher_is_better=False,
+        percentile=95.0,
+        qualified=True,
+        fields=("output.latency", "output.timings"),
+    ),
+    MetricDef(
+        "tokens_prompt",
+        ("prompt_tokens",),
+        PerSample(operational.tokens_prompt),
+        "none",
+        "sample",
+        "mean of output.tokens.prompt (the sum is in the 'operational' section)",
+        "Prompt tokens per question.",
+        binary=False,
+        higher_is_better=False,
+        fields=("output.tokens.prompt",),
+    ),
+    MetricDef(
+        "tokens_completion",
+        ("completion_tokens",),
+        PerSample(operational.tokens_completion),
+        "none",
+        "sample",
+        "mean of output.tokens.completion (the sum is in the 'operational' section)",
+        "Completion tokens per question.",
+        binary=False,
+        higher_is_better=False,
+        fields=("output.tokens.completion",),
+    ),
+    MetricDef(
+        "cost",
+        ("estimated_cost",),
+        PerSample(operational.cost),
+        "none",
+        "sample",
+        "prompt/1000 · prompt_per_1k + completion/1000 · completion_per_1k, priced by output.model",
+        "Estimated cost per question from the config's pricing table (the sum is in 'operational').",
+        binary=False,
+        higher_is_better=False,
+        fields=("output.tokens", "output.model"),
+    ),
 )
 
 _BY_FAMILY = {m.family: m for m in METRICS}
 for _m in METRICS:
-    register_family(_m.family, _m.aliases)
+    register_family(_m.family, _m.aliases, qualified=_m.qualified)
 
 
 @dataclass(frozen=True)

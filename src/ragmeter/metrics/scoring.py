@@ -13,6 +13,8 @@ k precedence for a metric without an explicit ``@k``: the sample's
 >>> s = scored[0]
 >>> s.name, s.values.tolist(), s.scored.tolist(), s.mean
 ('mrr', [0.5, 0.0], [True, False], 0.5)
+>>> s.skip_reasons, s.aggregate_over(np.array([False, True]))
+({'no relevant item in the ground truth': 1}, None)
 """
 
 from __future__ import annotations
@@ -25,7 +27,7 @@ from numpy.typing import NDArray
 
 from ragmeter.metrics.inputs import ScoringInput
 from ragmeter.metrics.names import DEFAULT_K, MetricName
-from ragmeter.metrics.registry import ResolvedMetric
+from ragmeter.metrics.registry import PerSample, ResolvedMetric
 from ragmeter.metrics.relevance import BoolArray, FloatArray, Int64Array
 
 
@@ -40,6 +42,11 @@ class ScoredMetric:
     k: int | str | None
     """The cutoff: a number, ``"per-sample"`` when samples set their own, or ``None``."""
     skip_reason: str
+    """Why queries were left out (the most common reason when they differ)."""
+    reasons: tuple[str, ...] | None = None
+    """Per query, why it was left out (``""`` when scored); ``None``: :attr:`skip_reason` for all."""
+    percentile: float | None = None
+    """When set, the aggregate is this percentile of the scored values instead of their mean."""
 
     @property
     def n_scored(self) -> int:
@@ -57,6 +64,35 @@ class ScoredMetric:
         if self.n_scored == 0:
             return None
         return float(np.mean(self.values[self.scored]))
+
+    @property
+    def value(self) -> float | None:
+        """The aggregate: the mean, or the metric's percentile (numpy linear) over scored queries."""
+        return self.aggregate_over(np.ones(len(self.scored), dtype=bool))
+
+    def aggregate_over(self, subset: BoolArray) -> float | None:
+        """The aggregate over the scored queries in ``subset`` (``None`` when there are none)."""
+        chosen = self.values[self.scored & subset]
+        if len(chosen) == 0:
+            return None
+        if self.percentile is not None:
+            return float(np.percentile(chosen, self.percentile))
+        return float(np.mean(chosen))
+
+    def reason_of(self, q: int) -> str:
+        """Why query ``q`` was left out (``""`` when it was scored)."""
+        if bool(self.scored[q]):
+            return ""
+        return self.reasons[q] if self.reasons is not None else self.skip_reason
+
+    @property
+    def skip_reasons(self) -> dict[str, int]:
+        """How many queries were left out for each reason."""
+        counts: dict[str, int] = {}
+        for q in np.flatnonzero(~self.scored).tolist():
+            reason = self.reason_of(q)
+            counts[reason] = counts.get(reason, 0) + 1
+        return counts
 
 
 def _resolve_k(
@@ -101,6 +137,25 @@ def score_metrics(
     for metric in metrics:
         k, name, k_info = _resolve_k(metric.spec, sample_k, default_k, n)
         definition = metric.definition
+        if isinstance(definition.kernel, PerSample):
+            scores = definition.kernel.fn(inp, k, metric.spec)
+            counts: dict[str, int] = {}
+            for reason in scores.reasons:
+                if reason:
+                    counts[reason] = counts.get(reason, 0) + 1
+            out.append(
+                ScoredMetric(
+                    name,
+                    metric.name,
+                    scores.values,
+                    scores.scored,
+                    k_info,
+                    max(counts, key=lambda r: counts[r]) if counts else "",
+                    tuple(scores.reasons),
+                    definition.percentile,
+                )
+            )
+            continue
         if definition.needs == "answer":
             scorable, reason = has_answer, "no expected answer"
         elif trec_compat:

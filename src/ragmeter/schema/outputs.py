@@ -8,6 +8,9 @@ id array, or either of those encoded as a JSON string. Order is rank order.
 ['doc-7', 'doc-3']
 >>> SystemOutput.from_raw('{"retrieved": [{"id": 3, "text": "x"}]}').retrieved[0].id
 '3'
+>>> rag = SystemOutput.from_raw({"answer": "42", "abstained": False, "folder_mode": True, "latency": 1.5})
+>>> rag.folder_mode, rag.failed(), rag.has_field("abstained"), rag.has_field("references")
+('on', False, True, False)
 """
 
 from __future__ import annotations
@@ -17,6 +20,8 @@ import math
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from ragmeter.schema.rag import FolderMode, Reference, TokenCounts, check_seconds
 
 
 class RetrievedItem(BaseModel):
@@ -55,6 +60,44 @@ class SystemOutput(BaseModel):
 
     retrieved: list[RetrievedItem] = Field(default_factory=list)
     answer: str | None = None
+    # Whole-RAG and operational fields (see docs/rag.md); all optional.
+    references: list[Reference] | None = None
+    abstained: bool | None = None
+    folder_mode: FolderMode | None = None
+    selected_folders: list[str] | None = None
+    timings: dict[str, float] | None = None
+    tokens: TokenCounts | None = None
+    model: str | None = None
+    error: str | None = None
+    timed_out: bool | None = None
+    latency: float | None = None
+
+    @field_validator("folder_mode", mode="before")
+    @classmethod
+    def _folder_mode(cls, value: Any) -> Any:
+        if isinstance(value, bool):
+            return "on" if value else "off"
+        return value
+
+    @field_validator("latency")
+    @classmethod
+    def _latency(cls, value: float | None) -> float | None:
+        return check_seconds(value, "latency")
+
+    @field_validator("timings")
+    @classmethod
+    def _timings(cls, value: dict[str, float] | None) -> dict[str, float] | None:
+        for stage, seconds in (value or {}).items():
+            check_seconds(seconds, f"timings[{stage!r}]")
+        return value
+
+    def has_field(self, name: str) -> bool:
+        """True when the recorded output set ``name`` (even to null)."""
+        return name in self.model_fields_set
+
+    def failed(self) -> bool:
+        """True when the call failed: a non-blank ``error`` or ``timed_out: true``."""
+        return bool(self.error and self.error.strip()) or bool(self.timed_out)
 
     @classmethod
     def from_raw(cls, raw: Any) -> SystemOutput:

@@ -10,6 +10,10 @@ metrics that read them.
 {'doc-3': 1.0, 'doc-9': 1.0}
 >>> Sample.model_validate({"id": 7, "expected_output": {"d": 2}}).id
 '7'
+>>> rag = Sample.model_validate({"id": "q-2", "gold_supports": [{"rel_path": "a.md", "heading_path": "Setup"}],
+...                              "category": "factual", "tags": "work"})
+>>> len(rag.supports()), rag.tags, rag.answerable
+(1, ['work'], True)
 """
 
 from __future__ import annotations
@@ -17,7 +21,9 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+from ragmeter.schema.rag import Anchor, RecencyRule
 
 
 def _as_id(value: Any, what: str) -> str:
@@ -64,6 +70,56 @@ class Sample(BaseModel):
     expected_output: list[str] | dict[str, float] | None = None
     metadata: SampleMetadata = Field(default_factory=SampleMetadata)
     actual_output: Any = None
+    # Whole-RAG fields (see docs/rag.md); all optional.
+    gold_supports: list[Anchor] | None = None
+    required_support_groups: list[list[Anchor]] | None = None
+    recency_conflict_rule: RecencyRule | None = None
+    answerable: bool = True
+    category: str | None = None
+    tags: list[str] = Field(default_factory=list)
+    difficulty: str | None = None
+    vault: str | None = None
+
+    @field_validator("tags", mode="before")
+    @classmethod
+    def _tags(cls, value: Any) -> Any:
+        if value is None:
+            return []
+        return [value] if isinstance(value, str) else value
+
+    @field_validator("required_support_groups")
+    @classmethod
+    def _groups(cls, value: list[list[Anchor]] | None) -> list[list[Anchor]] | None:
+        for i, group in enumerate(value or []):
+            if not group:
+                raise ValueError(f"required_support_groups[{i}] is empty; a group needs at least one anchor")
+        return value
+
+    @model_validator(mode="after")
+    def _recency(self) -> Sample:
+        if self.recency_conflict_rule is not None:
+            newer = [s for s in self.supports() if s.newer]
+            if not newer or len(newer) == len(self.supports()):
+                raise ValueError(
+                    f"recency_conflict_rule {self.recency_conflict_rule!r} needs gold_supports with at least "
+                    "one marked 'newer: true' and one not"
+                )
+        return self
+
+    def supports(self) -> list[Anchor]:
+        """The gold supports; without ``gold_supports``, the anchors of ``required_support_groups``."""
+        if self.gold_supports is not None:
+            return list(self.gold_supports)
+        out: list[Anchor] = []
+        for group in self.required_support_groups or []:
+            out.extend(a for a in group if a not in out)
+        return out
+
+    def has_anchors(self) -> bool:
+        """True when relevance comes from anchors (gold supports or groups, no ``expected_output``)."""
+        return self.expected_output is None and (
+            self.gold_supports is not None or self.required_support_groups is not None
+        )
 
     @field_validator("id", mode="before")
     @classmethod
