@@ -52,18 +52,42 @@ def fmt_cell(cell: dict[str, Any] | None) -> str:
     return f"{fmt_value(mean if isinstance(mean, (int, float)) else None)} ({cell.get('n', 0)})"
 
 
-def breakdown_tables(result: EvalResult) -> list[Table]:
-    """One table per breakdown dimension: a row per metric, a column per value (``mean (n)``)."""
+TERMINAL_SKIPPED_PREFIXES = ("latency_", "tokens_", "cost")
+"""Breakdown rows left out of the terminal (they stay in the JSON and the HTML report)."""
+CELL_WIDTH = 13
+
+
+def breakdown_tables(result: EvalResult, *, width: int = 100) -> list[Table]:
+    """Tables per breakdown dimension: a row per metric, a column per value (``mean (n)``).
+
+    Values are split over several tables so that each fits in ``width`` columns.
+    """
     tables = []
     for dimension, by_value in result.breakdowns.items():
-        table = Table(title=f"by {dimension}", title_justify="left")
-        table.add_column("metric", overflow="fold")
-        for value in by_value:
-            table.add_column(value, justify="right", overflow="fold")
-        names = list(dict.fromkeys(name for cells in by_value.values() for name in cells))
-        for name in names:
-            table.add_row(name, *(fmt_cell(cells.get(name)) for cells in by_value.values()))
-        tables.append(table)
+        names = [
+            name
+            for name in dict.fromkeys(name for cells in by_value.values() for name in cells)
+            if not name.startswith(TERMINAL_SKIPPED_PREFIXES)
+        ]
+        if not names:
+            continue
+        label_width = max(len(n) for n in names) + 3
+        per_table = max(1, (width - label_width) // CELL_WIDTH)
+        values = list(by_value)
+        for start in range(0, len(values), per_table):
+            chunk = values[start : start + per_table]
+            part = (
+                f" ({start // per_table + 1}/{(len(values) - 1) // per_table + 1})"
+                if len(values) > per_table
+                else ""
+            )
+            table = Table(title=f"by {dimension}{part}", title_justify="left")
+            table.add_column("metric", no_wrap=True)
+            for value in chunk:
+                table.add_column(value, justify="right", no_wrap=True)
+            for name in names:
+                table.add_row(name, *(fmt_cell(by_value[value].get(name)) for value in chunk))
+            tables.append(table)
     return tables
 
 
@@ -94,7 +118,7 @@ def print_result(result: EvalResult, console: Console, err: Console) -> None:
     if result.n_missing_output:
         console.print(f", {result.n_missing_output} without output (scored as empty)", end="")
     console.print()
-    for table in breakdown_tables(result):
+    for table in breakdown_tables(result, width=console.width):
         console.print(table)
     if result.operational:
         console.print(section_table("operational", result.operational))
