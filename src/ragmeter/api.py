@@ -32,7 +32,7 @@ from ragmeter.io.outputs import load_outputs_with_sources, parse_output
 from ragmeter.io.records import file_sha256, validate
 from ragmeter.io.trec import read_qrels, read_run
 from ragmeter.matching.anchors import match_anchors, merged_tables
-from ragmeter.matching.ids import match_ids
+from ragmeter.matching.ids import dedupe_ranked, match_ids
 from ragmeter.matching.trec import match_trec
 from ragmeter.metrics.breakdowns import breakdowns, sample_dimensions
 from ragmeter.metrics.indexing import index_coverage, index_provenance
@@ -41,6 +41,7 @@ from ragmeter.metrics.operational import OPERATIONAL_FAMILIES, operational_summa
 from ragmeter.metrics.rag import RagBatch, doc_type_coverage
 from ragmeter.metrics.rag_defaults import default_metrics
 from ragmeter.metrics.registry import ResolvedMetric, resolve_metric
+from ragmeter.metrics.relevance import RelevanceTable
 from ragmeter.metrics.scoring import ScoredMetric, score_metrics
 from ragmeter.results import EvalResult
 from ragmeter.schema.outputs import SystemOutput
@@ -230,6 +231,46 @@ def _rag_sections(
     return split, operational, details
 
 
+RETRIEVED_SHOWN = 20
+"""How many ranked items of each query ``per_query.jsonl`` shows (with their match marks)."""
+TEXT_SHOWN = 300
+OUTPUT_SUMMARY_FIELDS = ("answer", "abstained", "references", "error", "timed_out", "latency")
+
+
+def _query_views(
+    samples: Sequence[Sample], outputs: Mapping[str, SystemOutput], table: RelevanceTable
+) -> dict[str, dict[str, Any]]:
+    """Per query: its input, the output's answer fields, and the top ranked items with their gains."""
+    views: dict[str, dict[str, Any]] = {}
+    for q, sample in enumerate(samples):
+        view: dict[str, Any] = {}
+        if sample.input is not None:
+            view["input"] = sample.input
+        output = outputs.get(sample.id)
+        if output is not None:
+            dumped = output.model_dump(mode="json", exclude_none=True)
+            summary = {key: dumped[key] for key in OUTPUT_SUMMARY_FIELDS if key in dumped}
+            if summary:
+                view["output"] = summary
+            items = dedupe_ranked(sample.id, output.retrieved, [])
+            gains = table.gains[table.offsets[q] : table.offsets[q + 1]].tolist()
+            shown = []
+            for rank, item in enumerate(items[:RETRIEVED_SHOWN], start=1):
+                entry = item.model_dump(
+                    mode="json", exclude_none=True, include={"id", "rel_path", "heading_path"}
+                )
+                entry["rank"] = rank
+                if item.text is not None:
+                    entry["text"] = item.text[:TEXT_SHOWN]
+                if len(gains) == len(items):
+                    entry["gain"] = gains[rank - 1]
+                shown.append(entry)
+            view["retrieved"] = shown
+        if view:
+            views[sample.id] = view
+    return views
+
+
 def evaluate(
     dataset: DatasetLike,
     outputs: OutputsLike = None,
@@ -288,6 +329,8 @@ def evaluate(
     scored = score_metrics(resolved, inp, default_k=default_k, sample_k=sample_k, trec_compat=trec_compat)
     coverage, index_sources, index_warnings = _index_stats(index_stats, cfg, cfg_path)
     split, operational, details = _rag_sections(scored, records, sample_k, default_k)
+    for qid, view in _query_views(samples, outs, item_table or table).items():
+        details[qid] = view | details.get(qid, {})
     warnings = [*matched.warnings, *anchors.warnings, *index_warnings]
     if any(m.definition.family == "recency_rule_pass" for m in resolved) and any(
         s.recency_conflict_rule == "acknowledge_both" for s in samples

@@ -190,6 +190,17 @@ def test_id_datasets_get_breakdowns_too(tmp_path: Path) -> None:
     result.write(tmp_path)
     lines = [json.loads(x) for x in (tmp_path / "per_query.jsonl").read_text(encoding="utf-8").splitlines()]
     assert lines == [
-        {"id": "a", "metrics": {"mrr": 1.0}, "tags": ["x"], "difficulty": "easy"},
-        {"id": "b", "metrics": {"mrr": 0.5}, "tags": ["x", "y"]},
+        {
+            "id": "a",
+            "metrics": {"mrr": 1.0},
+            "tags": ["x"],
+            "difficulty": "easy",
+            "retrieved": [{"id": "d1", "rank": 1, "gain": 1.0}],
+        },
+        {
+            "id": "b",
+            "metrics": {"mrr": 0.5},
+            "tags": ["x", "y"],
+            "retrieved": [{"id": "d3", "rank": 1, "gain": 0.0}, {"id": "d2", "rank": 2, "gain": 1.0}],
+        },
     ]
