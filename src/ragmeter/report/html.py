@@ -161,14 +161,15 @@ def _drilldown(rows: list[dict[str, Any]], metric_names: list[str]) -> list[dict
         values = row.get("metrics") or {}
         details = {k: v for k, v in row.items() if k not in {"id", "metrics"}}
         retrieved = details.pop("retrieved", None)
-        if retrieved is None and isinstance(details.get("output"), dict):
-            retrieved = details["output"].get("retrieved")
+        output = details.get("output") if isinstance(details.get("output"), dict) else {}
+        if retrieved is None:
+            retrieved = output.get("retrieved")
         out.append(
             {
                 "id": str(row.get("id", "")),
                 "cells": [_fmt(values.get(m)) for m in metric_names],
                 "question": details.pop("question", None) or details.pop("input", None),
-                "answer": details.pop("answer", None),
+                "answer": details.pop("answer", None) or output.get("answer"),
                 "retrieved": retrieved if isinstance(retrieved, list) else [],
                 "details": json.dumps(details, indent=2, ensure_ascii=False, default=str) if details else "",
             }
