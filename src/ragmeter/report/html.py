@@ -161,7 +161,8 @@ def _drilldown(rows: list[dict[str, Any]], metric_names: list[str]) -> list[dict
         values = row.get("metrics") or {}
         details = {k: v for k, v in row.items() if k not in {"id", "metrics"}}
         retrieved = details.pop("retrieved", None)
-        output = details.get("output") if isinstance(details.get("output"), dict) else {}
+        raw_output = details.get("output")
+        output: dict[str, Any] = raw_output if isinstance(raw_output, dict) else {}
         if retrieved is None:
             retrieved = output.get("retrieved")
         out.append(
