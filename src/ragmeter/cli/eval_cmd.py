@@ -39,6 +39,14 @@ def eval_command(
     as_json: Annotated[
         bool, typer.Option("--json", help="Print one JSON object instead of the table.")
     ] = False,
+    record: Annotated[
+        bool,
+        typer.Option("--record", help="Append the aggregates to the run history (see 'ragmeter history')."),
+    ] = False,
+    history: Annotated[
+        Path | None,
+        typer.Option("--history", help="History database for --record (default .ragmeter/history.sqlite)."),
+    ] = None,
     out: Annotated[
         Path | None, typer.Option("--out", help="Write metrics.json and per_query.jsonl here.")
     ] = None,
@@ -107,6 +115,11 @@ def eval_command(
         )
     if out is not None:
         result.write(out)
+    if record or history is not None:
+        from ragmeter.report.history import DEFAULT_HISTORY_PATH, record_run
+
+        label = (run or dataset or Path("eval")).name
+        record_run(result, db=history or DEFAULT_HISTORY_PATH, label=label, source=str(out) if out else None)
     if as_json:
         typer.echo(json.dumps(result.to_json_dict(), indent=2))
     else:
