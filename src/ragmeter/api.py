@@ -15,6 +15,7 @@ aggregate → result.
 from __future__ import annotations
 
 import platform
+import re
 import time
 from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
@@ -25,14 +26,14 @@ import numpy as np
 
 from ragmeter import __version__
 from ragmeter.config import RagmeterConfig, load_config
-from ragmeter.errors import ConfigError, InputError
+from ragmeter.errors import ConfigError, InputError, RagmeterError
 from ragmeter.io.datasets import load_dataset
 from ragmeter.io.index_stats import load_index_stats
 from ragmeter.io.outputs import load_outputs_with_sources, parse_output
 from ragmeter.io.records import file_sha256, validate
 from ragmeter.io.trec import read_qrels, read_run
 from ragmeter.matching.anchors import match_anchors, merged_tables
-from ragmeter.matching.ids import dedupe_ranked, match_ids
+from ragmeter.matching.ids import match_ids, repeated_positions
 from ragmeter.matching.trec import match_trec
 from ragmeter.metrics.breakdowns import breakdowns, sample_dimensions
 from ragmeter.metrics.indexing import index_coverage, index_provenance
@@ -59,7 +60,7 @@ def _resolve_all(names: Sequence[str]) -> list[ResolvedMetric]:
     resolved: list[ResolvedMetric] = []
     seen: set[str] = set()
     for name in names:
-        metric = resolve_metric(name.replace("recall@k", "retrieval-recall-at-k"))
+        metric = resolve_metric(name)
         if metric.name not in seen:
             seen.add(metric.name)
             resolved.append(metric)
@@ -68,12 +69,14 @@ def _resolve_all(names: Sequence[str]) -> list[ResolvedMetric]:
 
 def _check_k(k: int | None) -> None:
     if k is not None and (isinstance(k, bool) or not isinstance(k, int) or k < 1):
-        raise ConfigError(f"the 'k' parameter must be an int >= 1 or None, got {k!r}")
+        raise ConfigError(f"the cutoff k (-k / k=) must be a whole number >= 1, got {k!r}")
 
 
 def _check_level(level: float | None) -> None:
     if level is not None and not level > 0:
-        raise ConfigError(f"the relevance level must be > 0, got {level!r}")
+        raise ConfigError(
+            f"the relevance level (--relevance-level / relevance_level) must be > 0, got {level!r}"
+        )
 
 
 def _settings(
@@ -152,14 +155,15 @@ def _load_samples(dataset: DatasetLike) -> tuple[list[Sample], dict[str, Any]]:
 
 def _load_outputs(
     outputs: OutputsLike, samples: list[Sample]
-) -> tuple[dict[str, SystemOutput], dict[str, Any]]:
+) -> tuple[dict[str, SystemOutput], dict[str, Any], dict[str, str]]:
+    """Outputs keyed by sample id, their provenance, and where each one was read."""
     if outputs is None:
         embedded = {
             s.id: parse_output(s.actual_output, where=f"sample {s.id!r}: actual_output")
             for s in samples
             if s.actual_output is not None
         }
-        return embedded, {"outputs": {"embedded": True}}
+        return embedded, {"outputs": {"embedded": True}}, {}
     if isinstance(outputs, (str, Path)):
         path = Path(outputs)
         loaded, sources = load_outputs_with_sources(path)
@@ -167,14 +171,26 @@ def _load_outputs(
         for sid, where in sources.items():
             if sid not in known:
                 raise InputError(f"output for unknown sample id {sid!r} (not in the dataset)", where=where)
-        return loaded, {"outputs": {"path": str(path), "sha256": file_sha256(path)}}
+        return loaded, {"outputs": {"path": str(path), "sha256": file_sha256(path)}}, sources
     known = {s.id for s in samples}
     parsed: dict[str, SystemOutput] = {}
     for sid, raw in outputs.items():
         if str(sid) not in known:
             raise InputError(f"output for unknown sample id {sid!r} (not in the dataset)", where="outputs")
         parsed[str(sid)] = parse_output(raw, where=f"outputs[{sid!r}]")
-    return parsed, {"outputs": {"path": None}}
+    return parsed, {"outputs": {"path": None}}, {}
+
+
+_SAMPLE_WHERE = re.compile(r"^sample '(?P<id>.*)'$")
+
+
+def _located(exc: RagmeterError, where_of: Mapping[str, str]) -> RagmeterError:
+    """Point an error raised for ``sample 'X'`` at the file and line that sample's output came from."""
+    match = _SAMPLE_WHERE.match(exc.where or "")
+    if match and match.group("id") in where_of:
+        exc.where = f"{where_of[match.group('id')]} ({exc.where})"
+        exc.args = (f"{exc.where}: {exc.message}",)
+    return exc
 
 
 def _index_stats(
@@ -252,7 +268,8 @@ def _query_views(
             summary = {key: dumped[key] for key in OUTPUT_SUMMARY_FIELDS if key in dumped}
             if summary:
                 view["output"] = summary
-            items = dedupe_ranked(sample.id, output.retrieved, [])
+            items = output.retrieved
+            repeats = repeated_positions(sample.id, items, [])
             gains = table.gains[table.offsets[q] : table.offsets[q + 1]].tolist()
             shown = []
             for rank, item in enumerate(items[:RETRIEVED_SHOWN], start=1):
@@ -264,6 +281,8 @@ def _query_views(
                     entry["text"] = item.text[:TEXT_SHOWN]
                 if len(gains) == len(items):
                     entry["gain"] = gains[rank - 1]
+                if rank - 1 in repeats:
+                    entry["repeat"] = True
                 shown.append(entry)
             view["retrieved"] = shown
         if view:
@@ -301,7 +320,41 @@ def evaluate(
     cfg, cfg_path = _settings(config)
     started = time.perf_counter()
     samples, sources = _load_samples(dataset)
-    outs, out_sources = _load_outputs(outputs, samples)
+    outs, out_sources, where_of = _load_outputs(outputs, samples)
+    try:
+        return _evaluate_loaded(
+            samples,
+            outs,
+            inputs=sources | out_sources,
+            cfg=cfg,
+            cfg_path=cfg_path,
+            metrics=metrics,
+            k=k,
+            relevance_level=relevance_level,
+            trec_compat=trec_compat,
+            snippet_matching=snippet_matching,
+            index_stats=index_stats,
+            started=started,
+        )
+    except RagmeterError as exc:
+        raise _located(exc, where_of) from None
+
+
+def _evaluate_loaded(
+    samples: list[Sample],
+    outs: dict[str, SystemOutput],
+    *,
+    inputs: dict[str, Any],
+    cfg: RagmeterConfig,
+    cfg_path: Path | None,
+    metrics: Sequence[str] | None,
+    k: int | None,
+    relevance_level: float | None,
+    trec_compat: bool,
+    snippet_matching: bool | None,
+    index_stats: str | Path | IndexStats | None,
+    started: float,
+) -> EvalResult:
     matched = match_ids(samples, outs)
     snippets = cfg.metrics.rag.snippet_matching if snippet_matching is None else snippet_matching
     anchors = match_anchors(samples, outs, snippet_matching=snippets)
@@ -356,7 +409,7 @@ def evaluate(
         snippet_matching=snippets,
         **({"pricing": {m: p.model_dump() for m, p in cfg.pricing.items()}} if cfg.pricing else {}),
     ) | {
-        "inputs": sources | out_sources | index_sources,
+        "inputs": inputs | index_sources,
         "elapsed_seconds": round(time.perf_counter() - started, 6),
     }
     result = _assemble(

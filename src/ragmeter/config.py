@@ -90,4 +90,4 @@ def load_config(
     try:
         return RagmeterConfig.model_validate(data), path
     except ValidationError as exc:
-        raise ConfigError(describe_validation_error(exc), where=str(path)) from None
+        raise ConfigError(describe_validation_error(exc, RagmeterConfig), where=str(path)) from None

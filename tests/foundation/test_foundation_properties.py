@@ -423,9 +423,6 @@ def test_input_order_and_container_types_do_not_change_the_numbers(case: Case, d
         assert other.aggregate[name] == (value if value is None else pytest.approx(value, abs=TOL))
 
 
-@pytest.mark.xfail(
-    strict=True, reason="finding: a tuple of ids is rejected as an output (a list is accepted)"
-)
 def test_a_tuple_of_ids_is_an_output_like_a_list() -> None:
     sample = [{"id": "q", "expected_output": ["b"]}]
     as_list = ragmeter.evaluate(sample, {"q": ["a", "b"]}, metrics=["mrr"], config=RagmeterConfig())

@@ -532,11 +532,6 @@ def test_repeated_id_counts_once_at_its_first_rank_and_is_reported() -> None:
     assert result.warnings == ["sample 'q': id 'a' repeated at rank 3 (first at rank 2); counted once"]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="finding (design question): dropping a repeated id moves the items after it up a rank, "
-    "so a list padded with copies gets items from beyond k counted inside the top k",
-)
 def test_a_repeated_id_keeps_its_rank_slot() -> None:
     # the system's top 5 is a, a, a, a, a: b (rank 6) is not in it
     values = one(["b"], ["a", "a", "a", "a", "a", "b"], ["hit@5", "mrr"])

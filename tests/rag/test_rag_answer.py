@@ -142,7 +142,7 @@ def test_attribution_needs_references_error_names_sample_and_field(
         main(["eval", "--dataset", "tests.yaml", "--outputs", "run.jsonl", "-m", "attribution_hit_rate"])
     assert exit_info.value.code == 2
     assert capsys.readouterr().err == (
-        "Error: sample 'q-3': metric attribution_hit_rate needs 'references' in the output\n"
+        "Error: run.jsonl:2 (sample 'q-3'): metric attribution_hit_rate needs 'references' in the output\n"
     )
 
 

@@ -101,7 +101,7 @@ def test_missing_inputs_give_no_rate() -> None:
         ({"docs_with_zero_chunks": -2}, "docs_with_zero_chunks must be >= 0"),
         ({"skip_reasons": {"too_long": -1}}, r"skip_reasons\['too_long'\] must be >= 0"),
         ({"tokens_per_chunk": {"min": 9, "max": 3}}, r"tokens_per_chunk.min \(9.0\) is more than"),
-        ({"tokens_per_chunk": {"median": 3}}, "tokens_per_chunk.median: Extra inputs are not permitted"),
+        ({"tokens_per_chunk": {"median": 3}}, "tokens_per_chunk.median: unknown setting"),
         ([1, 2], "index stats must be a JSON object"),
     ],
 )

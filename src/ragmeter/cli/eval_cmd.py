@@ -26,7 +26,9 @@ def eval_command(
     run: Annotated[Path | None, typer.Option("--run", help="TREC run file.")] = None,
     metric: Annotated[
         list[str] | None,
-        typer.Option("--metric", "-m", help="Metric name; repeat for more (see 'ragmeter metrics')."),
+        typer.Option(
+            "--metric", "-m", metavar="NAME", help="Metric name; repeat for more (see 'ragmeter metrics')."
+        ),
     ] = None,
     k: Annotated[int | None, typer.Option("-k", min=1, help="Cutoff for metrics named without @k.")] = None,
     relevance_level: Annotated[

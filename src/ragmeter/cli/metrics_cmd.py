@@ -44,7 +44,8 @@ def metrics_command(
         typer.echo(json.dumps(rows, indent=2, ensure_ascii=False))
         return
     table = Table(title="ragmeter metrics", show_lines=True, title_justify="left")
-    for col in ("metric", "aliases", "cutoff", "formula"):
+    table.add_column("metric", no_wrap=True)
+    for col in ("aliases", "cutoff", "formula"):
         table.add_column(col, overflow="fold")
     for m in METRICS:
         aliases = ", ".join(m.aliases + ((m.trec_name.replace("{k}", "K"),) if m.trec_name else ()))

@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from ragmeter.results import EvalResult
@@ -126,6 +127,6 @@ def print_result(result: EvalResult, console: Console, err: Console) -> None:
         index_info = result.provenance.get("inputs", {}).get("index") or {}
         console.print(section_table("index coverage", {**result.index_coverage, **index_info}))
     for warning in result.warnings[:MAX_WARNINGS_SHOWN]:
-        err.print(f"[yellow]warning:[/] {warning}", highlight=False, markup=True)
+        err.print(f"[yellow]warning:[/] {escape(warning)}", highlight=False, soft_wrap=True)
     if len(result.warnings) > MAX_WARNINGS_SHOWN:
         err.print(f"[yellow]… {len(result.warnings) - MAX_WARNINGS_SHOWN} more warnings (see --json)[/]")

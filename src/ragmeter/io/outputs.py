@@ -62,6 +62,6 @@ def load_outputs_with_sources(path: str | Path) -> tuple[dict[str, SystemOutput]
     if not isinstance(data, dict):
         raise InputError("expected an object keyed by sample id (or a .jsonl file)", where=str(path))
     for sid, raw in data.items():
-        first_seen[str(sid)] = f"{path}:{sid}"
+        first_seen[str(sid)] = f"{path} (sample {str(sid)!r})"
         outputs[str(sid)] = parse_output(raw, where=first_seen[str(sid)])
     return outputs, first_seen

@@ -15,6 +15,7 @@ f.yaml:3: k: Input should be a valid integer, unable to parse string as an integ
 
 from __future__ import annotations
 
+import difflib
 import hashlib
 import json
 from dataclasses import dataclass
@@ -27,6 +28,48 @@ from pydantic import BaseModel, ValidationError
 from ragmeter.errors import InputError
 
 M = TypeVar("M", bound=BaseModel)
+
+
+class DuplicateKeyError(ValueError):
+    """A JSON or YAML object lists the same key twice."""
+
+
+def _unique_pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in out:
+            raise DuplicateKeyError(f"duplicate key {key!r} in one object")
+        out[key] = value
+    return out
+
+
+def loads_json(text: str) -> Any:
+    """``json.loads`` that rejects an object with a repeated key (last-one-wins hides mistakes)."""
+    return json.loads(text, object_pairs_hook=_unique_pairs)
+
+
+class _UniqueKeyLoader(yaml.SafeLoader):
+    """A safe YAML loader that rejects a mapping with a repeated key."""
+
+    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
+        seen: dict[Any, int] = {}
+        for key_node, _ in node.value:
+            key = self.construct_object(key_node, deep=deep)
+            if isinstance(key, (str, int, float, bool)) and key in seen:
+                raise yaml.constructor.ConstructorError(
+                    None,
+                    None,
+                    f"duplicate key {key!r} (first at line {seen[key]})",
+                    key_node.start_mark,
+                )
+            if isinstance(key, (str, int, float, bool)):
+                seen[key] = key_node.start_mark.line + 1
+        return super().construct_mapping(node, deep=deep)
+
+
+def load_yaml(text: str) -> Any:
+    """``yaml.safe_load`` that rejects a mapping with a repeated key."""
+    return yaml.load(text, Loader=_UniqueKeyLoader)
 
 
 @dataclass(frozen=True)
@@ -46,11 +89,27 @@ def file_sha256(path: Path) -> str:
     return digest.hexdigest()
 
 
-def describe_validation_error(exc: ValidationError) -> str:
-    """Turn pydantic's error into one line: ``field.path: message``."""
+def _known_fields(model: type[BaseModel] | None, loc: tuple[Any, ...]) -> list[str]:
+    """Field names of the (nested) model that ``loc``'s parent points at."""
+    for part in loc[:-1]:
+        if model is None or not isinstance(part, str) or part not in model.model_fields:
+            return []
+        annotation = model.model_fields[part].annotation
+        model = annotation if isinstance(annotation, type) and issubclass(annotation, BaseModel) else None
+    return list(model.model_fields) if model is not None else []
+
+
+def describe_validation_error(exc: ValidationError, model: type[BaseModel] | None = None) -> str:
+    """Turn pydantic's error into one line: ``field.path: message``.
+
+    An unknown key says so and suggests the closest known one (when ``model`` is given).
+    """
     err = exc.errors()[0]
     loc = ".".join(str(part) for part in err["loc"] if part != "__root__")
     msg = str(err["msg"]).removeprefix("Value error, ")
+    if err["type"] == "extra_forbidden":
+        close = difflib.get_close_matches(str(err["loc"][-1]), _known_fields(model, tuple(err["loc"])), n=1)
+        msg = "unknown setting" + (f"; did you mean {close[0]!r}?" if close else "")
     return f"{loc}: {msg}" if loc else msg
 
 
@@ -59,7 +118,7 @@ def validate(model: type[M], value: Any, *, where: str) -> M:
     try:
         return model.model_validate(value)
     except ValidationError as exc:
-        raise InputError(describe_validation_error(exc), where=where) from None
+        raise InputError(describe_validation_error(exc, model), where=where) from None
 
 
 def read_text(path: Path) -> str:
@@ -89,9 +148,11 @@ def read_jsonl(path: Path) -> list[Record]:
             continue
         where = f"{path}:{lineno}"
         try:
-            records.append(Record(json.loads(line), where))
+            records.append(Record(loads_json(line), where))
         except json.JSONDecodeError as exc:
             raise InputError(f"invalid JSON ({exc.msg} at column {exc.colno})", where=where) from None
+        except DuplicateKeyError as exc:
+            raise InputError(str(exc), where=where) from None
     return records
 
 
@@ -116,15 +177,19 @@ def read_structured(path: Path) -> Any:
     text = read_text(path)
     if path.suffix.lower() == ".json":
         try:
-            return json.loads(text)
+            return loads_json(text)
         except json.JSONDecodeError as exc:
             raise InputError(f"invalid JSON ({exc.msg})", where=f"{path}:{exc.lineno}") from None
+        except DuplicateKeyError as exc:
+            raise InputError(str(exc), where=str(path)) from None
     try:
-        return yaml.safe_load(text)
+        return load_yaml(text)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f"{path}:{mark.line + 1}" if mark is not None else str(path)
         problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+        if str(problem).startswith("duplicate key"):
+            raise InputError(str(problem), where=where) from None
         raise InputError(f"invalid YAML ({problem})", where=where) from None
 
 

@@ -24,7 +24,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from ragmeter.errors import MissingFieldError
-from ragmeter.matching.ids import dedupe_ranked
+from ragmeter.matching.ids import repeated_positions
 from ragmeter.metrics.containment import normalize_text
 from ragmeter.metrics.rag import AnchorFacts
 from ragmeter.metrics.relevance import RelevanceTable
@@ -262,11 +262,13 @@ def match_anchors(
             facts.append(None)
             continue
         output = outputs.get(sample.id)
-        items = dedupe_ranked(sample.id, output.retrieved, []) if output is not None else []
+        items = output.retrieved if output is not None else []
+        repeats = repeated_positions(sample.id, items, [])
         note = _rank_order_warning(sample.id, items)
         if note:
             warnings.append(note)
         sample_facts, matched = _facts(sample, output, items, snippet_matching=snippet_matching)
+        matched = [frozenset() if pos in repeats else hits for pos, hits in enumerate(matched)]
         facts.append(sample_facts)
         covered: set[int] = set()
         row: list[float] = []

@@ -1,14 +1,14 @@
 """Match ranked ids against id ground truth: samples + outputs → gains per rank.
 
 A repeated id in one ranked list counts once, at its first rank, and is
-reported. A sample with no recorded output is scored as an empty list and
+reported; the copy keeps its rank slot and scores 0. A sample with no recorded output is scored as an empty list and
 counted.
 
 >>> from ragmeter.schema import Sample, SystemOutput
 >>> s = Sample.model_validate({"id": "q", "expected_output": {"a": 2, "b": 1}})
 >>> m = match_ids([s], {"q": SystemOutput.from_raw(["b", "x", "b", "a"])})
 >>> m.table.gains.tolist(), m.warnings
-([1.0, 0.0, 2.0], ["sample 'q': id 'b' repeated at rank 3 (first at rank 1); counted once"])
+([1.0, 0.0, 0.0, 2.0], ["sample 'q': id 'b' repeated at rank 3 (first at rank 1); counted once"])
 """
 
 from __future__ import annotations
@@ -33,21 +33,26 @@ class MatchedRanking:
     warnings: list[str] = field(default_factory=list)
 
 
-def dedupe_ranked(sample_id: str, items: list[RetrievedItem], warnings: list[str]) -> list[RetrievedItem]:
-    """Keep the first occurrence of each id (items without an id are kept as they are)."""
+def repeated_positions(sample_id: str, items: list[RetrievedItem], warnings: list[str]) -> frozenset[int]:
+    """0-based positions whose id already appeared higher up; each is reported in ``warnings``.
+
+    A repeat keeps its rank slot but scores nothing (the id counts once, at its
+    first rank), so padding a list with copies never pulls later items into the top k.
+    """
     first_rank: dict[str, int] = {}
-    kept: list[RetrievedItem] = []
-    for rank, item in enumerate(items, start=1):
-        if item.id is not None:
-            if item.id in first_rank:
-                warnings.append(
-                    f"sample {sample_id!r}: id {item.id!r} repeated at rank {rank} "
-                    f"(first at rank {first_rank[item.id]}); counted once"
-                )
-                continue
-            first_rank[item.id] = rank
-        kept.append(item)
-    return kept
+    repeats: set[int] = set()
+    for position, item in enumerate(items):
+        if item.id is None:
+            continue
+        if item.id in first_rank:
+            warnings.append(
+                f"sample {sample_id!r}: id {item.id!r} repeated at rank {position + 1} "
+                f"(first at rank {first_rank[item.id]}); counted once"
+            )
+            repeats.add(position)
+        else:
+            first_rank[item.id] = position + 1
+    return frozenset(repeats)
 
 
 def match_ids(samples: list[Sample], outputs: Mapping[str, SystemOutput]) -> MatchedRanking:
@@ -63,7 +68,8 @@ def match_ids(samples: list[Sample], outputs: Mapping[str, SystemOutput]) -> Mat
             missing.append(sample.id)
             items: list[RetrievedItem] = []
         else:
-            items = dedupe_ranked(sample.id, output.retrieved, warnings)
+            items = output.retrieved
+        repeats = repeated_positions(sample.id, items, warnings)
         truth = sample.gains()
         if truth:
             for rank, item in enumerate(items, start=1):
@@ -72,7 +78,12 @@ def match_ids(samples: list[Sample], outputs: Mapping[str, SystemOutput]) -> Mat
                         f"retrieved item at rank {rank} has no 'id', needed to match expected_output",
                         where=f"sample {sample.id!r}",
                     )
-        ranked_gains.append([truth.get(item.id, 0.0) if item.id is not None else 0.0 for item in items])
+        ranked_gains.append(
+            [
+                truth.get(item.id, 0.0) if item.id is not None and pos not in repeats else 0.0
+                for pos, item in enumerate(items)
+            ]
+        )
         truth_gains.append(list(truth.values()))
         texts.append([item.text for item in items])
     table = RelevanceTable.from_lists([s.id for s in samples], ranked_gains, truth_gains)

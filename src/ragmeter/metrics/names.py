@@ -114,16 +114,32 @@ def _known_spellings() -> list[str]:
     return sorted(set(FAMILY_ALIASES) | set(SEED_ALIASES) | set(TREC_WHOLE) | {f"{s}_10" for s in TREC_STEMS})
 
 
+def _canonical_spelling(spelling: str) -> str:
+    """The canonical family a known spelling stands for (whole-name aliases included)."""
+    whole = {k.lower(): v for k, v in TREC_WHOLE.items()} | SEED_ALIASES
+    return whole.get(spelling, FAMILY_ALIASES.get(spelling, spelling))
+
+
 def _unknown(name: str) -> MetricNameError:
     family, at, k = name.partition("@")
-    close = difflib.get_close_matches(family.lower(), _known_spellings(), n=1, cutoff=0.6)
+    lowered = family.lower()
+    if at and (lowered in SEED_ALIASES or lowered in {t.lower() for t in TREC_WHOLE}):
+        close = [_canonical_spelling(lowered)]
+    else:
+        close = difflib.get_close_matches(lowered, _known_spellings(), n=1, cutoff=0.6)
+        if at and close:
+            close = [_canonical_spelling(close[0])]
     hint = f"; did you mean {close[0] + at + k!r}?" if close else "; run 'ragmeter metrics' for the list"
     return MetricNameError(f"unknown metric {name!r}{hint}")
 
 
-def _parse_k(name: str, text: str) -> int:
+def _parse_k(name: str, text: str) -> int | str:
+    if text.lower() == "k":
+        return DEFAULT_K
     if not re.fullmatch(r"[+-]?\d+", text):
-        raise MetricNameError(f"metric {name!r}: the cutoff after '@' must be a whole number, got {text!r}")
+        raise MetricNameError(
+            f"metric {name!r}: the cutoff after '@' must be a whole number or 'k', got {text!r}"
+        )
     k = int(text)
     if k <= 0:
         raise MetricNameError(f"metric {name!r}: the cutoff k must be >= 1, got {k}")

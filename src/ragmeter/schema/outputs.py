@@ -112,7 +112,7 @@ class SystemOutput(BaseModel):
                 raw = json.loads(raw)
             except json.JSONDecodeError as exc:
                 raise ValueError(f"output is a string but not valid JSON ({exc.msg})") from None
-        if isinstance(raw, list):
+        if isinstance(raw, (list, tuple)):
             items: list[dict[str, Any]] = []
             for i, entry in enumerate(raw):
                 if isinstance(entry, dict):
@@ -129,7 +129,7 @@ class SystemOutput(BaseModel):
             )
         if "retrieved" in raw and raw["retrieved"] is None:
             raw = {**raw, "retrieved": []}
-        if isinstance(raw.get("retrieved"), list):
+        if isinstance(raw.get("retrieved"), (list, tuple)):
             raw = {
                 **raw,
                 "retrieved": [

@@ -51,6 +51,14 @@ class SampleMetadata(BaseModel):
             raise ValueError(f"k must be a whole number >= 1, got {value!r}")
         return value
 
+    @field_validator("expected_answer")
+    @classmethod
+    def _answers_not_blank(cls, value: str | list[str] | None) -> str | list[str] | None:
+        answers = [value] if isinstance(value, str) else (value or [])
+        if value is not None and (not answers or any(not a.strip() for a in answers)):
+            raise ValueError("must be a non-blank string or a list of non-blank strings")
+        return value
+
     def expected_answers(self) -> list[str]:
         """The acceptable answers as a list (empty when none was given)."""
         if self.expected_answer is None:
