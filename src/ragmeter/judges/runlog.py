@@ -1,0 +1,114 @@
+"""The judge log: a JSON Lines file written as outcomes complete, so a crash loses nothing.
+
+Line 1 is a header (``kind: header``) with the log schema and a fingerprint of
+the judge setup (endpoint, model, decoding, prompt hashes). Every further line
+is one outcome (``kind: outcome``). On resume, outcomes already in the log are
+kept and not judged again, except those unscored for a reason a later run can
+fix (``call_failed``, ``budget_exhausted``); when an item appears more than
+once, the last line wins. A line cut short by a kill is dropped.
+
+>>> import tempfile, pathlib
+>>> from ragmeter.judges.results import JudgeOutcome
+>>> with tempfile.TemporaryDirectory() as tmp:
+...     path = pathlib.Path(tmp) / "judge.jsonl"
+...     with RunLog.open(path, fingerprint="abc", resume=True) as log:
+...         log.append(JudgeOutcome(key="k1", item_id="1", judge="g", metric="g", value=3.0))
+...     with RunLog.open(path, fingerprint="abc", resume=True) as log:
+...         sorted(log.done)
+['k1']
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from types import TracebackType
+from typing import IO, Any
+
+from ragmeter.errors import ConfigError, InputError
+from ragmeter.judges.results import JudgeOutcome
+
+LOG_SCHEMA = "ragmeter.judge-log/1"
+
+
+class RunLog:
+    """An append-only outcome log; use :meth:`open`."""
+
+    def __init__(self, path: Path, handle: IO[str], done: dict[str, JudgeOutcome]) -> None:
+        self.path = path
+        self._handle = handle
+        self.done = done
+        """Outcomes from earlier runs that need no new judgement, by key."""
+
+    @classmethod
+    def open(
+        cls, path: str | Path, *, fingerprint: str, resume: bool, header: dict[str, Any] | None = None
+    ) -> RunLog:
+        """Open ``path`` for appending (resume) or start it afresh."""
+        path = Path(path)
+        done: dict[str, JudgeOutcome] = {}
+        if resume and path.is_file() and path.stat().st_size > 0:
+            done = _read(path, fingerprint)
+            handle = path.open("a", encoding="utf-8")
+        else:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            handle = path.open("w", encoding="utf-8")
+            head = {"kind": "header", "schema": LOG_SCHEMA, "fingerprint": fingerprint, **(header or {})}
+            handle.write(json.dumps(head, ensure_ascii=False) + "\n")
+            handle.flush()
+        return cls(path, handle, done)
+
+    def append(self, outcome: JudgeOutcome) -> None:
+        """Write one outcome and flush it to the operating system."""
+        line = json.dumps({"kind": "outcome", **outcome.model_dump(mode="json")}, ensure_ascii=False)
+        self._handle.write(line + "\n")
+        self._handle.flush()
+
+    def close(self) -> None:
+        """Close the file."""
+        self._handle.close()
+
+    def __enter__(self) -> RunLog:
+        return self
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self.close()
+
+
+def _read(path: Path, fingerprint: str) -> dict[str, JudgeOutcome]:
+    raw = path.read_bytes()
+    if not raw.endswith(b"\n"):
+        # The last line was cut short (killed mid-write): drop it before appending.
+        cut = raw.rfind(b"\n") + 1
+        with path.open("r+b") as handle:
+            handle.truncate(cut)
+        raw = raw[:cut]
+    lines = raw.decode("utf-8").splitlines()
+    if not lines:
+        return {}
+    try:
+        head = json.loads(lines[0])
+    except json.JSONDecodeError:
+        head = None
+    if not isinstance(head, dict) or head.get("schema") != LOG_SCHEMA:
+        raise InputError(f"not a ragmeter judge log (expected a {LOG_SCHEMA} header)", where=f"{path}:1")
+    if head.get("fingerprint") != fingerprint:
+        raise ConfigError(
+            "this judge log was written with a different judge setup (endpoint, model, decoding or prompts);"
+            " start a new log or resume with the original setup",
+            where=str(path),
+        )
+    done: dict[str, JudgeOutcome] = {}
+    for lineno, line in enumerate(lines[1:], start=2):
+        if not line.strip():
+            continue
+        try:
+            value = json.loads(line)
+            value.pop("kind", None)
+            outcome = JudgeOutcome.model_validate(value)
+        except (json.JSONDecodeError, ValueError, AttributeError) as exc:
+            raise InputError(f"unreadable outcome line ({exc})", where=f"{path}:{lineno}") from None
+        done[outcome.key] = outcome
+    return {key: o for key, o in done.items() if not o.retryable}
