@@ -145,7 +145,7 @@ def test_table_output(capsys: pytest.CaptureFixture[str], monkeypatch: Any) -> N
     monkeypatch.chdir(EXAMPLE)
     monkeypatch.setenv("COLUMNS", "200")
     with pytest.raises(SystemExit) as exit_info:
-        main(["eval", "--dataset", "tests.yaml", "--outputs", "run.jsonl"])
+        main(["eval", "--dataset", "tests.yaml", "--outputs", "run.jsonl", "--breakdowns", "all"])
     assert exit_info.value.code == 0
     out = capsys.readouterr().out
     for heading in ["by tag", "by category", "by difficulty", "by vault", "by answerable", "by doc_type",
@@ -153,6 +153,19 @@ def test_table_output(capsys: pytest.CaptureFixture[str], monkeypatch: Any) -> N
         assert heading in out
     assert "recall_all@5" in out and "latency_p95.generation" in out and "0.6923 (13)" in out
     assert "bge-small-en-v1.5" in out
+
+
+def test_table_output_shows_category_breakdown_by_default(
+    capsys: pytest.CaptureFixture[str], monkeypatch: Any
+) -> None:
+    monkeypatch.chdir(EXAMPLE)
+    monkeypatch.setenv("COLUMNS", "200")
+    with pytest.raises(SystemExit) as exit_info:
+        main(["eval", "--dataset", "tests.yaml", "--outputs", "run.jsonl"])
+    assert exit_info.value.code == 0
+    out = capsys.readouterr().out
+    assert "by category" in out and "by tag" not in out
+    assert "more breakdowns (by tag, difficulty, vault, answerable, doc_type)" in out
 
 
 def test_result_round_trips_through_metrics_json(result: EvalResult, tmp_path: Path) -> None:

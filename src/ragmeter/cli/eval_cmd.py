@@ -41,6 +41,12 @@ def eval_command(
     as_json: Annotated[
         bool, typer.Option("--json", help="Print one JSON object instead of the table.")
     ] = False,
+    breakdowns: Annotated[
+        str,
+        typer.Option(
+            "--breakdowns", metavar="DIMS", help="Breakdowns to print: comma-separated dimensions, or 'all'."
+        ),
+    ] = "category",
     record: Annotated[
         bool,
         typer.Option("--record", help="Append the aggregates to the run history (see 'ragmeter history')."),
@@ -125,6 +131,9 @@ def eval_command(
     if as_json:
         typer.echo(json.dumps(result.to_json_dict(), indent=2))
     else:
-        print_result(result, Console(), Console(stderr=True))
+        dims = (
+            None if breakdowns.strip() == "all" else [d.strip() for d in breakdowns.split(",") if d.strip()]
+        )
+        print_result(result, Console(), Console(stderr=True), breakdowns=dims)
         if out is not None:
             Console(stderr=True).print(f"wrote {out / 'metrics.json'} and {out / 'per_query.jsonl'}")

@@ -8,6 +8,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from rich.console import Console
@@ -55,7 +56,7 @@ def fmt_cell(cell: dict[str, Any] | None) -> str:
 
 TERMINAL_SKIPPED_PREFIXES = ("latency_", "tokens_", "cost")
 """Breakdown rows left out of the terminal (they stay in the JSON and the HTML report)."""
-CELL_WIDTH = 13
+CELL_WIDTH = 11
 
 
 def breakdown_tables(result: EvalResult, *, width: int = 100) -> list[Table]:
@@ -72,16 +73,18 @@ def breakdown_tables(result: EvalResult, *, width: int = 100) -> list[Table]:
         ]
         if not names:
             continue
-        label_width = max(len(n) for n in names) + 3
-        per_table = max(1, (width - label_width) // CELL_WIDTH)
-        values = list(by_value)
-        for start in range(0, len(values), per_table):
-            chunk = values[start : start + per_table]
-            part = (
-                f" ({start // per_table + 1}/{(len(values) - 1) // per_table + 1})"
-                if len(values) > per_table
-                else ""
-            )
+        label_width = max(len(n) for n in names) + 7
+        chunks: list[list[str]] = [[]]
+        used = label_width
+        for value in by_value:
+            cell = max(len(value), CELL_WIDTH) + 3
+            if chunks[-1] and used + cell > width:
+                chunks.append([])
+                used = label_width
+            chunks[-1].append(value)
+            used += cell
+        for number, chunk in enumerate(chunks, start=1):
+            part = f" ({number}/{len(chunks)})" if len(chunks) > 1 else ""
             table = Table(title=f"by {dimension}{part}", title_justify="left")
             table.add_column("metric", no_wrap=True)
             for value in chunk:
@@ -112,15 +115,38 @@ def section_table(title: str, section: dict[str, Any]) -> Table:
     return table
 
 
-def print_result(result: EvalResult, console: Console, err: Console) -> None:
-    """Print the metric table, breakdowns, run-level sections, the counts, and the first warnings."""
+DEFAULT_BREAKDOWNS = ("category",)
+"""Breakdown dimensions the terminal shows unless asked for more (all are in the JSON and HTML)."""
+
+
+def print_result(
+    result: EvalResult,
+    console: Console,
+    err: Console,
+    *,
+    breakdowns: Sequence[str] | None = DEFAULT_BREAKDOWNS,
+) -> None:
+    """Print the metric table, breakdowns, run-level sections, the counts, and the first warnings.
+
+    ``breakdowns`` names the dimensions to print (``None`` = all of them).
+    """
     console.print(metrics_table(result))
     console.print(f"{result.n_queries} queries", end="")
     if result.n_missing_output:
         console.print(f", {result.n_missing_output} without output (scored as empty)", end="")
     console.print()
-    for table in breakdown_tables(result, width=console.width):
+    shown = (
+        result.breakdowns
+        if breakdowns is None
+        else {d: result.breakdowns[d] for d in breakdowns if d in result.breakdowns}
+    )
+    for table in breakdown_tables(result.model_copy(update={"breakdowns": shown}), width=console.width):
         console.print(table)
+    hidden = [d for d in result.breakdowns if d not in shown]
+    if hidden:
+        console.print(
+            f"[dim]more breakdowns (by {', '.join(hidden)}): --breakdowns all, --json, or the HTML report[/]"
+        )
     if result.operational:
         console.print(section_table("operational", result.operational))
     if result.index_coverage:
