@@ -164,7 +164,7 @@ def test_table_output_shows_category_breakdown_by_default(
         main(["eval", "--dataset", "tests.yaml", "--outputs", "run.jsonl"])
     assert exit_info.value.code == 0
     out = capsys.readouterr().out
-    assert "by category" in out and "by tag" not in out
+    assert "by category" in out and "\nby tag" not in out
     assert "more breakdowns (by tag, difficulty, vault, answerable, doc_type)" in out
 
 
