@@ -1,0 +1,226 @@
+"""Throughput of agentic evaluation: dedup keys, two-phase dedup + metrics, and the whole CLI path.
+
+Generates seeded, realistic traces in memory: each trace is one conversation whose last
+turn has a few search iterations; results come from a per-trace pool of pages drawn
+from a large shared corpus, so about a third of them are duplicates (within and across
+iterations), reached through URL variants (scheme, ``www.``, trailing slash, ``utm_*``,
+fragments), query-biased snippets, DOIs and mirrored copies. Run by hand:
+
+    python bench/bench_agentic.py                       # 10,000 traces x 100 results
+    python bench/bench_agentic.py --traces 1000 --end-to-end
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from ragmeter.agentic import evaluate_agentic
+from ragmeter.agentic.aggregate import aggregate_scores
+from ragmeter.agentic.clusters import cluster_trace
+from ragmeter.agentic.gains import resolve_gains
+from ragmeter.agentic.prepare import prepare_trace
+from ragmeter.agentic.scoring import score_trace
+from ragmeter.agentic.trace import Trace
+from ragmeter.dedup import DedupPolicy, KeyMaker, find_boilerplate
+
+WORDS = tuple(
+    [
+        "python",
+        "release",
+        "error",
+        "traceback",
+        "faster",
+        "interpreter",
+        "module",
+        "package",
+        "install",
+        "guide",
+        "tutorial",
+        "async",
+        "runtime",
+        "tokio",
+        "rust",
+        "memory",
+        "safety",
+        "borrow",
+        "checker",
+        "compiler",
+        "version",
+        "update",
+        "security",
+        "patch",
+        "benchmark",
+        "latency",
+        "throughput",
+        "index",
+        "search",
+        "ranking",
+        "relevance",
+        "model",
+        "training",
+        "dataset",
+        "paper",
+        "transformer",
+        "attention",
+        "language",
+        "pretraining",
+        "evaluation",
+        "metric",
+        "retrieval",
+        "agent",
+        "tool",
+        "query",
+    ]
+)
+HOSTS = [f"site{i}.example" for i in range(400)] + [
+    "en.wikipedia.org",
+    "github.com",
+    "docs.python.org",
+    "arxiv.org",
+]
+BANNER = (
+    "We use cookies to improve your experience on our website. By continuing you accept our use of cookies."
+)
+
+
+def _sentence(rnd: random.Random, n: int) -> str:
+    return " ".join(rnd.choice(WORDS) for _ in range(n))
+
+
+def make_corpus(rnd: random.Random, size: int) -> list[dict[str, Any]]:
+    pages = []
+    for i in range(size):
+        host = rnd.choice(HOSTS)
+        page: dict[str, Any] = {
+            "url": f"https://{host}/{rnd.choice(WORDS)}/{i}-{rnd.choice(WORDS)}",
+            "title": _sentence(rnd, rnd.randint(3, 9)).title(),
+            "snippets": [_sentence(rnd, rnd.randint(18, 32)) + "." for _ in range(3)],
+            "gain": rnd.choice([0, 0, 1, 1, 2, 3, 4]),
+        }
+        if rnd.random() < 0.1:
+            page["domain_id"] = f"doi:10.{1000 + i % 9000}/{i}"
+        if rnd.random() < 0.02:
+            page["snippets"] = [BANNER]
+        pages.append(page)
+    return pages
+
+
+def _url_variant(rnd: random.Random, url: str) -> str:
+    roll = rnd.random()
+    if roll < 0.55:
+        return url
+    if roll < 0.65:
+        return url.replace("https://", "http://", 1)
+    if roll < 0.75:
+        return url.replace("https://", "https://www.", 1)
+    if roll < 0.85:
+        return url + "/"
+    if roll < 0.95:
+        return url + f"?utm_source=agent&utm_campaign={rnd.randint(1, 9)}"
+    return url + "#section-" + str(rnd.randint(1, 5))
+
+
+def make_traces(n_traces: int, results_per_trace: int, seed: int) -> list[dict[str, Any]]:
+    rnd = random.Random(seed)
+    corpus = make_corpus(rnd, max(1000, n_traces * 20))
+    traces = []
+    for t in range(n_traces):
+        pool = rnd.sample(corpus, max(10, int(results_per_trace * 0.8)))
+        iterations: list[dict[str, Any]] = []
+        left = results_per_trace
+        while left > 0:
+            searches = []
+            for _ in range(rnd.randint(1, 3)):
+                k = min(left, rnd.randint(4, 12))
+                left -= k
+                results = []
+                for page in (rnd.choice(pool) for _ in range(k)):
+                    url = _url_variant(rnd, page["url"])
+                    if rnd.random() < 0.03:  # a mirror: another host, the same title and snippet
+                        url = url.replace("://", "://mirror-", 1)
+                    result: dict[str, Any] = {
+                        "url": url,
+                        "title": page["title"],
+                        "snippet": rnd.choice(page["snippets"]),
+                        "gain": page["gain"],
+                    }
+                    if "domain_id" in page:
+                        result["domain_id"] = page["domain_id"]
+                    results.append(result)
+                searches.append({"query": _sentence(rnd, 4), "results": results})
+                if left <= 0:
+                    break
+            iterations.append({"searches": searches})
+            if rnd.random() < 0.2:
+                iterations.append({"searches": []})  # a step without a search: dropped before numbering
+        traces.append({"trace_id": f"t{t}", "task": _sentence(rnd, 8), "turns": [{"iterations": iterations}]})
+    return traces
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--traces", type=int, default=10_000)
+    parser.add_argument("--results-per-trace", type=int, default=100)
+    parser.add_argument("--seed", type=int, default=13)
+    parser.add_argument(
+        "--end-to-end", action="store_true", help="also time evaluate_agentic on a JSONL file"
+    )
+    args = parser.parse_args()
+
+    clock = time.process_time  # CPU time of this process: one core, whatever else the machine runs
+    t0 = clock()
+    raw = make_traces(args.traces, args.results_per_trace, args.seed)
+    t1 = clock()
+    traces = [Trace.model_validate(t) for t in raw]
+    t2 = clock()
+    policy = DedupPolicy()
+    keys = KeyMaker(policy)
+    prepared = [prepare_trace(t, where=f"bench:{i}", keys=keys) for i, t in enumerate(traces)]
+    t3 = clock()
+    boilerplate = find_boilerplate((k for p in prepared for k in p.keys), min_urls=policy.boilerplate_urls)
+    scores = []
+    for p in prepared:
+        clusters = cluster_trace(p, policy=policy, boilerplate=boilerplate)
+        scores.append(score_trace(p, clusters, resolve_gains(p, clusters)))
+    agg = aggregate_scores(scores)
+    t4 = clock()
+
+    n = sum(len(p.results) for p in prepared)
+    dup = agg.redundancy.duplicates
+
+    def rate(seconds: float) -> str:
+        return f"{seconds:7.2f} s CPU  {n / seconds:>10,.0f} results/s"
+
+    print(
+        f"{args.traces:,} traces, {n:,} results, {dup:,} duplicates ({dup / n:.1%}): {agg.redundancy.by_key}"
+    )
+    print(f"generate (not part of ragmeter)  {t1 - t0:7.2f} s CPU")
+    print(f"validate (pydantic)              {rate(t2 - t1)}")
+    print(f"prepare + dedup keys             {rate(t3 - t2)}")
+    print(f"two-phase dedup + gains + score  {rate(t4 - t3)}")
+    print(f"keys + dedup + metrics           {rate(t4 - t2)}")
+    if args.end_to_end:
+        with tempfile.TemporaryDirectory() as tmp:
+            path = Path(tmp) / "traces.jsonl"
+            with path.open("w", encoding="utf-8") as handle:
+                for t in raw:
+                    handle.write(json.dumps(t) + "\n")
+            del raw, traces, prepared, scores
+            t5 = clock()
+            result = evaluate_agentic(path)
+            t6 = clock()
+        print(
+            f"evaluate_agentic(JSONL file)     {rate(t6 - t5)}  ({result.aggregate.counts.scored:,} traces)"
+        )
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,172 @@
+"""``evaluate_agentic``: load → validate → dedup → gains → score → aggregate."""
+
+from __future__ import annotations
+
+import math
+import platform
+from collections.abc import Iterator, Mapping, Sequence
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from ragmeter import __version__
+from ragmeter.agentic.aggregate import aggregate_scores
+from ragmeter.agentic.clusters import cluster_trace
+from ragmeter.agentic.gains import GainLabeller, LabellerMemo, resolve_gains
+from ragmeter.agentic.labels import Label, label_from_record, load_labels
+from ragmeter.agentic.load import LoadedTrace, iter_traces, unique_ids, validate_trace
+from ragmeter.agentic.metrics import GOOD_THRESHOLD, ITERATIONS_CAP
+from ragmeter.agentic.prepare import PreparedTrace, prepare_trace
+from ragmeter.agentic.result import AgenticResult
+from ragmeter.agentic.scoring import TraceScore, score_trace, unscorable
+from ragmeter.agentic.trace import Trace
+from ragmeter.dedup.keys import KeyMaker
+from ragmeter.dedup.policy import DedupPolicy
+from ragmeter.dedup.two_phase import find_boilerplate
+from ragmeter.errors import ConfigError
+from ragmeter.io.records import file_sha256
+
+TracesLike = str | Path | Sequence[Trace | Mapping[str, Any]]
+LabelsLike = str | Path | Sequence[Mapping[str, Any]] | None
+
+
+def _load(
+    traces: TracesLike, trace_format: str, search_tools: Sequence[str] | None
+) -> tuple[Iterator[LoadedTrace], dict[str, Any]]:
+    if isinstance(traces, (str, Path)):
+        path = Path(traces)
+        stream, fmt = iter_traces(path, trace_format=trace_format, search_tools=search_tools)
+        return stream, {"path": str(path), "sha256": file_sha256(path), "format": fmt}
+    items = []
+    for index, item in enumerate(traces):
+        where = f"traces[{index}]"
+        trace = item if isinstance(item, Trace) else validate_trace(item, where=where)
+        items.append(LoadedTrace(trace, where))
+    return unique_ids(items), {"path": None, "format": "native", "n_traces": len(items)}
+
+
+def _labels(labels: LabelsLike, keys: KeyMaker) -> tuple[dict[str, list[Label]], dict[str, Any] | None]:
+    if labels is None:
+        return {}, None
+    if isinstance(labels, (str, Path)):
+        path = Path(labels)
+        return load_labels(path, keys=keys), {"path": str(path), "sha256": file_sha256(path)}
+    by_trace: dict[str, list[Label]] = {}
+    for index, value in enumerate(labels):
+        label = label_from_record(value, where=f"labels[{index}]", keys=keys)
+        by_trace.setdefault(label.trace_id, []).append(label)
+    return by_trace, {"path": None}
+
+
+def _first(items: Sequence[str], what: str) -> str:
+    return f"{len(items)} {what} (first: {items[0]})"
+
+
+def _warnings(
+    prepared: Sequence[PreparedTrace], scores: Sequence[TraceScore], labels: Mapping[str, list[Label]]
+) -> list[str]:
+    out = []
+    not_captured = [
+        f"{p.trace_id!r} at {p.where}: {p.reason}" for p in prepared if p.status == "results_not_captured"
+    ]
+    if not_captured:
+        out.append(_first(not_captured, "traces left out: results not captured"))
+    no_search = [f"{p.trace_id!r} at {p.where}" for p in prepared if p.status == "no_search"]
+    if no_search:
+        out.append(_first(no_search, "traces left out: no search in the last turn"))
+    known = {p.trace_id for p in prepared}
+    stray = [lab.where for tid, labs in labels.items() if tid not in known for lab in labs]
+    if stray:
+        out.append(_first(stray, "labels name a trace_id that is not in the traces"))
+    unscored = [f"{s.trace_id!r}: {s.unscored[0].key} ({s.unscored[0].reason})" for s in scores if s.unscored]
+    if unscored:
+        total = sum(s.n_unscored for s in scores)
+        out.append(
+            f"{total} unique results in {len(unscored)} traces have no gain and are unscored; gain metrics "
+            f"of those traces are left out from the first such iteration (first: {unscored[0]})"
+        )
+    unmatched = sum(s.unmatched_labels for s in scores)
+    if unmatched:
+        out.append(f"{unmatched} labels do not match any result of their trace (ignored)")
+    conflicts = sum(s.copies_with_other_gain for s in scores)
+    if conflicts:
+        out.append(
+            f"{conflicts} duplicate copies carry a gain different from their cluster's; the first gain counts, once"
+        )
+    return out
+
+
+def evaluate_agentic(
+    traces: TracesLike,
+    labels: LabelsLike = None,
+    *,
+    trace_format: str = "auto",
+    search_tools: Sequence[str] | None = None,
+    labeller: GainLabeller | None = None,
+    policy: DedupPolicy | None = None,
+    good_threshold: float = GOOD_THRESHOLD,
+    details: bool = False,
+) -> AgenticResult:
+    """Score agentic search traces with the Retrieved Good Gain metrics.
+
+    ``traces``: a trace file (native JSONL, OTLP JSON, OpenAI Agents SDK spans or LangSmith
+    runs; ``trace_format`` ``auto`` detects which) or a list of native trace objects.
+    ``labels``: a labels file or list of label objects (gains by trace id and result key).
+    ``labeller`` labels the unique results that still lack a gain, once per (task, cluster).
+    ``details`` adds the dedup record of every result to each trace.
+
+    >>> result = evaluate_agentic([{"trace_id": "t1", "turns": [{"iterations": [
+    ...     {"searches": [{"query": "q", "results": [{"url": "https://a.org/x", "gain": 3},
+    ...                                              {"url": "http://www.a.org/x/", "gain": 3}]}]}]}]}])
+    >>> result.aggregate.averages_at_n["CG"], result.aggregate.averages_at_n["SRR"]
+    (3.0, 0.5)
+    >>> result.aggregate.redundancy.by_key["url"]
+    1
+    """
+    if isinstance(good_threshold, bool) or not math.isfinite(good_threshold) or not 0 < good_threshold <= 4:
+        raise ConfigError(f"good_threshold must be a number in (0, 4], got {good_threshold!r}")
+    policy = policy or DedupPolicy()
+    keys = KeyMaker(policy)
+    loaded, trace_source = _load(traces, trace_format, search_tools)
+    labels_by_trace, labels_source = _labels(labels, keys)
+
+    prepared = [
+        prepare_trace(t.trace, where=t.where, keys=keys) for t in loaded
+    ]  # streams: models are dropped
+    boilerplate = find_boilerplate((k for p in prepared for k in p.keys), min_urls=policy.boilerplate_urls)
+    memo: LabellerMemo = {}
+    scores = []
+    for p in prepared:
+        if p.status != "scored":
+            scores.append(unscorable(p))
+            continue
+        clusters = cluster_trace(p, policy=policy, boilerplate=boilerplate)
+        gains = resolve_gains(
+            p, clusters, labels=labels_by_trace.get(p.trace_id, ()), labeller=labeller, memo=memo
+        )
+        scores.append(
+            score_trace(p, clusters, gains, good_threshold=good_threshold, keys=keys, details=details)
+        )
+
+    provenance = {
+        "ragmeter_version": __version__,
+        "python": platform.python_version(),
+        "created_at": datetime.now(UTC).isoformat(timespec="seconds"),
+        "traces": trace_source,
+        "labels": labels_source,
+        "labeller": None if labeller is None else labeller.name,
+        "settings": {
+            "good_threshold": good_threshold,
+            "iterations_cap": ITERATIONS_CAP,
+            "search_tools": list(search_tools) if search_tools else None,
+            "dedup": policy.as_dict(),
+            "dedup_fingerprint": policy.fingerprint(),
+            "boilerplate_content_keys": len(boilerplate),
+        },
+    }
+    return AgenticResult(
+        aggregate=aggregate_scores(scores),
+        traces=scores,
+        warnings=_warnings(prepared, scores, labels_by_trace),
+        provenance=provenance,
+    )

@@ -1,0 +1,245 @@
+"""Reading trace files: native JSONL, or a trace export converted by an importer.
+
+Every trace comes back as a :class:`LoadedTrace` that remembers where it was read
+(``traces.jsonl:17``), for error messages and reports.
+
+>>> detect_format({"trace_id": "t", "turns": []})
+'native'
+>>> detect_format({"resourceSpans": []})
+'otel'
+>>> describe_location(("turns", 0, "iterations", 2, "searches", 0, "results", 3, "id", "str"))
+'turns[0].iterations[2].searches[0].results[3].id'
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import ValidationError
+
+from ragmeter.agentic.trace import Trace
+from ragmeter.errors import InputError
+from ragmeter.io.records import Record, read_text
+
+TraceFormat = Literal["native", "otel", "openai-agents", "langsmith"]
+TRACE_FORMATS: tuple[str, ...] = ("auto", "native", "otel", "openai-agents", "langsmith")
+"""The values of ``--format``: ``auto`` detects the format from the first record."""
+
+_UNION_TAGS = frozenset({"str", "int", "float", "bool", "none", "list", "dict"})
+
+
+@dataclass(frozen=True)
+class LoadedTrace:
+    """A validated trace and the place it was read from."""
+
+    trace: Trace
+    where: str
+
+
+def describe_location(loc: Sequence[int | str]) -> str:
+    """Format a pydantic error location as ``a[0].b``, dropping union-branch tags."""
+    out = ""
+    for part in loc:
+        if isinstance(part, int):
+            out += f"[{part}]"
+        elif part not in _UNION_TAGS and "[" not in part and "-" not in part:
+            out += f".{part}" if out else part
+    return out
+
+
+def describe_validation_error(exc: ValidationError) -> str:
+    """One line for the first error: ``field.path: message``."""
+    err = exc.errors()[0]
+    loc = describe_location(err["loc"])
+    msg = str(err["msg"]).removeprefix("Value error, ")
+    if err["type"] == "extra_forbidden":
+        msg = "unknown field (not part of the trace format; see trace.schema.json)"
+    return f"{loc}: {msg}" if loc else msg
+
+
+def read_records(path: Path) -> list[Record]:
+    """Read JSON Lines, or one JSON document (a list gives one record per item).
+
+    Blank lines are skipped; each record is labelled ``file:line`` (``file:[i]`` for
+    the items of a JSON list).
+    """
+    text = read_text(path)
+    lines = text.splitlines()
+    first = next((n for n, line in enumerate(lines) if line.strip()), 0)
+    try:
+        json.loads(lines[first])
+    except json.JSONDecodeError:
+        try:
+            whole = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise InputError(
+                f"invalid JSON ({exc.msg} at line {exc.lineno} column {exc.colno})", where=str(path)
+            ) from None
+        if isinstance(whole, list):
+            return [Record(item, f"{path}:[{i}]") for i, item in enumerate(whole)]
+        return [Record(whole, str(path))]
+    records = []
+    for lineno, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        where = f"{path}:{lineno}"
+        try:
+            records.append(Record(json.loads(line), where))
+        except json.JSONDecodeError as exc:
+            raise InputError(f"invalid JSON ({exc.msg} at column {exc.colno})", where=where) from None
+    return records
+
+
+def detect_format(value: Any) -> TraceFormat:
+    """Guess the trace format from the first record of a file."""
+    if isinstance(value, list) and value:
+        value = value[0]
+    if not isinstance(value, dict):
+        raise InputError(f"expected a JSON object, got {type(value).__name__}")
+    if "turns" in value and "trace_id" in value:
+        return "native"
+    if "resourceSpans" in value:
+        return "otel"
+    if value.get("object") in ("trace", "trace.span") or "span_data" in value:
+        return "openai-agents"
+    if "run_type" in value or "child_runs" in value or "dotted_order" in value:
+        return "langsmith"
+    raise InputError(
+        "cannot tell the trace format from the first record (expected ragmeter's native format with "
+        "'trace_id' and 'turns', OTLP JSON with 'resourceSpans', OpenAI Agents SDK spans with 'object', "
+        "or LangSmith runs with 'run_type'); pass --format"
+    )
+
+
+def validate_trace(value: Any, *, where: str) -> Trace:
+    """Validate one native trace record, naming the record and field on error."""
+    if not isinstance(value, dict):
+        raise InputError(f"expected a JSON object (one trace), got {type(value).__name__}", where=where)
+    try:
+        return Trace.model_validate(value)
+    except ValidationError as exc:
+        raise InputError(describe_validation_error(exc), where=where) from None
+
+
+def unique_ids(traces: Iterable[LoadedTrace]) -> Iterator[LoadedTrace]:
+    """Pass traces through, rejecting a repeated id (naming both places)."""
+    seen: dict[str, str] = {}
+    for loaded in traces:
+        tid = loaded.trace.trace_id
+        if tid in seen:
+            raise InputError(f"duplicate trace_id {tid!r} (first at {seen[tid]})", where=loaded.where)
+        seen[tid] = loaded.where
+        yield loaded
+
+
+def check_unique_ids(traces: Iterable[LoadedTrace]) -> list[LoadedTrace]:
+    """:func:`unique_ids` as a list."""
+    return list(unique_ids(traces))
+
+
+def load_native(records: Sequence[Record]) -> list[LoadedTrace]:
+    """Validate native trace records (one conversation each)."""
+    return [LoadedTrace(validate_trace(r.value, where=r.where), r.where) for r in records]
+
+
+def validate_trace_json(line: str, *, where: str) -> Trace:
+    """Validate one JSON line as a native trace (pydantic parses the JSON; errors name the field)."""
+    try:
+        return Trace.model_validate_json(line)
+    except ValidationError as exc:
+        kind = exc.errors()[0]["type"]
+        if kind not in ("json_invalid", "model_type"):
+            raise InputError(describe_validation_error(exc), where=where) from None
+    try:
+        value = json.loads(line)
+    except json.JSONDecodeError as err:
+        raise InputError(f"invalid JSON ({err.msg} at column {err.colno})", where=where) from None
+    return validate_trace(value, where=where)
+
+
+def _lines(path: Path) -> Iterator[tuple[int, str]]:
+    """Non-blank lines of a UTF-8 file with their numbers, read as a stream."""
+    try:
+        with path.open(encoding="utf-8-sig") as handle:
+            for lineno, line in enumerate(handle, start=1):
+                if line.strip():
+                    yield lineno, line
+    except UnicodeDecodeError as exc:
+        raise InputError(f"not UTF-8 text (byte {exc.start} of a line)", where=str(path)) from None
+    except OSError as exc:
+        raise InputError(f"cannot read file ({exc.strerror})", where=str(path)) from None
+
+
+def _native_stream(path: Path) -> Iterator[LoadedTrace]:
+    for lineno, line in _lines(path):
+        where = f"{path}:{lineno}"
+        yield LoadedTrace(validate_trace_json(line, where=where), where)
+
+
+def _first_record(path: Path) -> Record | None:
+    """The first line parsed as JSON, or ``None`` when the file is one (multi-line) JSON document."""
+    if not path.exists():
+        raise InputError("file not found", where=str(path))
+    if path.is_dir():
+        raise InputError("is a directory, expected a file", where=str(path))
+    first = next(_lines(path), None)
+    if first is None:
+        raise InputError("file is empty", where=str(path))
+    lineno, line = first
+    try:
+        return Record(json.loads(line), f"{path}:{lineno}")
+    except json.JSONDecodeError:
+        return None
+
+
+def iter_traces(
+    path: Path,
+    *,
+    trace_format: str = "auto",
+    search_tools: Sequence[str] | None = None,
+) -> tuple[Iterator[LoadedTrace], TraceFormat]:
+    """Like :func:`load_traces`, but native JSON Lines are validated lazily, one line at a time."""
+    from ragmeter.agentic.importers import SearchToolMatcher, import_records
+
+    if trace_format not in TRACE_FORMATS:
+        raise InputError(f"unknown trace format {trace_format!r}; expected one of {', '.join(TRACE_FORMATS)}")
+    first = _first_record(path)
+    records = read_records(path) if first is None or trace_format not in ("auto", "native") else None
+    if trace_format == "auto":
+        probe = first if first is not None else (records[0] if records else None)
+        if probe is None:
+            raise InputError("no traces in the file", where=str(path))
+        try:
+            fmt = detect_format(probe.value)
+        except InputError as exc:
+            raise InputError(exc.message, where=probe.where) from None
+    else:
+        fmt = trace_format  # type: ignore[assignment]
+    if fmt == "native":
+        stream = _native_stream(path) if first is not None else iter(load_native(records or []))
+        return unique_ids(stream), fmt
+    traces = import_records(
+        records if records is not None else read_records(path), fmt, SearchToolMatcher(search_tools)
+    )
+    if not traces:
+        raise InputError(f"no agent traces found in this {fmt} export", where=str(path))
+    return unique_ids(traces), fmt
+
+
+def load_traces(
+    path: Path,
+    *,
+    trace_format: str = "auto",
+    search_tools: Sequence[str] | None = None,
+) -> tuple[list[LoadedTrace], TraceFormat]:
+    """Read ``path`` in ``trace_format`` (``auto`` detects it); return the traces and the format used.
+
+    ``search_tools`` names the tools that count as searches for the importers
+    (glob patterns; default :data:`ragmeter.agentic.importers.DEFAULT_SEARCH_TOOLS`).
+    """
+    stream, fmt = iter_traces(path, trace_format=trace_format, search_tools=search_tools)
+    return list(stream), fmt

@@ -1,0 +1,44 @@
+"""The result of an agentic evaluation: per-trace series, averages, counts, warnings, provenance.
+
+>>> from ragmeter.agentic.aggregate import aggregate_scores
+>>> r = AgenticResult(traces=[], aggregate=aggregate_scores([]))
+>>> sorted(r.to_json_dict())[:4]
+['aggregate', 'averages_by_iteration', 'kind', 'provenance']
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+from ragmeter.agentic.aggregate import Aggregates
+from ragmeter.agentic.scoring import TraceScore
+
+SCHEMA_VERSION = "1"
+
+
+class AgenticResult(BaseModel):
+    """What :func:`ragmeter.agentic.evaluate_agentic` returns and ``ragmeter agentic --json`` prints."""
+
+    schema_version: str = SCHEMA_VERSION
+    kind: str = "agentic"
+    aggregate: Aggregates
+    traces: list[TraceScore]
+    warnings: list[str] = Field(default_factory=list)
+    provenance: dict[str, Any] = Field(default_factory=dict)
+
+    def to_json_dict(self) -> dict[str, Any]:
+        """Plain JSON data; ``averages_by_iteration`` is also repeated at the top level for reports."""
+        data = self.model_dump(mode="json")
+        data["averages_by_iteration"] = data["aggregate"]["averages_by_iteration"]
+        return data
+
+    def write(self, path: str | Path) -> Path:
+        """Write the JSON to ``path`` (a file); returns it."""
+        out = Path(path)
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text(json.dumps(self.to_json_dict(), indent=2) + "\n", encoding="utf-8")
+        return out
