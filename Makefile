@@ -22,7 +22,7 @@ $(STAMP_ALL): pyproject.toml | $(BIN)/python
 	touch $@ $(STAMP_CORE)
 
 demo: $(STAMP_CORE)
-	$(BIN)/ragmeter run examples/suite.yaml
+	$(BIN)/ragmeter run examples/suite.yaml --fresh
 
 lint: $(STAMP_ALL)
 	$(BIN)/ruff check src tests bench

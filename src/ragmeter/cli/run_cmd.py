@@ -1,0 +1,76 @@
+"""``ragmeter run``: run a suite against the system under test, then score and write the results."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.console import Console
+
+from ragmeter.cli import app
+from ragmeter.errors import ConfigError
+
+
+@app.command("run")
+def run_command(
+    suite: Annotated[Path, typer.Argument(help="Suite file (YAML or JSON).", show_default=False)],
+    resume: Annotated[
+        bool,
+        typer.Option("--resume", help="Continue the results folder: questions already answered are skipped."),
+    ] = False,
+    fresh: Annotated[
+        bool,
+        typer.Option("--fresh", help="Replace the previous results folder of this suite (deletes it first)."),
+    ] = False,
+    results_dir: Annotated[
+        Path | None,
+        typer.Option("--results-dir", help="Write here instead of the suite's results_dir."),
+    ] = None,
+    config: Annotated[
+        Path | None, typer.Option("--config", help="Config file (default: ./ragmeter.yaml).")
+    ] = None,
+    quiet: Annotated[
+        bool, typer.Option("--quiet", "-q", help="No progress bar and no notes; the table still prints.")
+    ] = False,
+    as_json: Annotated[
+        bool, typer.Option("--json", help="Print the evaluation as one JSON object instead of the table.")
+    ] = False,
+) -> None:
+    """Ask every question of a suite, record the answers, score them and write the results folder."""
+    from ragmeter.cli.render import print_result
+    from ragmeter.harness.results_folder import RUN_FILES
+    from ragmeter.harness.suite_run import run_suite
+
+    err = Console(stderr=True, highlight=False, soft_wrap=True)
+
+    def note(message: str) -> None:
+        if not quiet or message.startswith("warning:"):
+            err.print(message, markup=False)
+
+    outcome = run_suite(
+        suite,
+        resume=resume,
+        fresh=fresh,
+        quiet=quiet or as_json,
+        config=config,
+        results_dir=results_dir,
+        notify=note,
+    )
+    summary = outcome.summary
+    asked = f"asked {summary.n_called} question(s) in {summary.elapsed_seconds:.1f} s"
+    if summary.n_resumed:
+        asked += f" ({summary.n_resumed} answered before)"
+    counts = f"{summary.n_ok} ok, {summary.n_errors} failed, {summary.n_timeouts} timed out, {summary.n_empty} empty"
+    note(f"{asked}: {counts}")
+    for line in summary.first_errors:
+        note(f"  failed: {line}")
+    if as_json:
+        typer.echo(json.dumps(outcome.result.to_json_dict(), indent=2))
+    else:
+        print_result(outcome.result, Console(), err)
+    written = [name for name in RUN_FILES if (outcome.results_dir / name).is_file()]
+    note(f"results: {outcome.results_dir}/ ({', '.join(written)})")
+    if outcome.all_failed:
+        raise ConfigError(f"every call to {outcome.system} failed; first: {summary.first_errors[0]}")

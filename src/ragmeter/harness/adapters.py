@@ -1,0 +1,42 @@
+"""Choosing the adapter for a suite's ``system`` (http, python or builtin).
+
+Problems that can be found before any question is asked — a function that
+does not import, a vault that does not exist — are reported here, pointing at
+the suite line.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from ragmeter.harness.calls import Adapter
+from ragmeter.harness.suite import BuiltinSystem, HttpSystem, LoadedSuite, PythonSystem
+from ragmeter.harness.templates import Redactor
+
+
+def make_adapter(
+    loaded: LoadedSuite, *, default_k: int, environ: Mapping[str, str] | None = None
+) -> tuple[Adapter, Redactor]:
+    """The adapter for the suite's system and the redactor for its secrets (empty for non-http)."""
+    suite = loaded.suite
+    system = suite.system
+    if isinstance(system, HttpSystem):
+        from ragmeter.harness.http import HttpAdapter
+
+        http = HttpAdapter(
+            system, concurrency=suite.concurrency, timeout_seconds=suite.timeout_seconds, environ=environ
+        )
+        return http, http.redactor
+    if isinstance(system, PythonSystem):
+        from ragmeter.harness.python import FunctionImportError, PythonAdapter
+
+        try:
+            python = PythonAdapter(system, python_path=[loaded.resolve(p) for p in system.python_path])
+        except FunctionImportError as exc:
+            raise loaded.error(["system", "function"], str(exc)) from None
+        return python, Redactor({})
+    if isinstance(system, BuiltinSystem):
+        from ragmeter.harness.builtin import BuiltinAdapter
+
+        return BuiltinAdapter.from_suite(loaded, system, default_k=default_k), Redactor({})
+    raise AssertionError(f"unhandled system type {system!r}")  # pragma: no cover - the schema forbids it

@@ -1,0 +1,196 @@
+"""The ``http`` system: one JSON request per question, the response mapped with JMESPath.
+
+Retryable: connection errors, HTTP 5xx and 429 (with ``Retry-After``). Not
+retryable: other 4xx, a body that is not JSON, a response the mapping cannot
+turn into the output contract. Secrets from ``${ENV}`` never reach an error
+message: messages name the URL as written in the suite and are scrubbed.
+
+>>> mapping = ResponseMapping({"answer": "data.text", "retrieved": "data.hits[].{id: doc}"})
+>>> mapping.apply({"data": {"text": "42", "hits": [{"doc": "a"}, {"doc": "b"}]}})
+{'answer': '42', 'retrieved': [{'id': 'a'}, {'id': 'b'}]}
+>>> parse_retry_after("3")
+3.0
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Mapping
+from datetime import UTC, datetime
+from email.utils import parsedate_to_datetime
+from typing import Any
+
+import httpx
+import jmespath.exceptions
+
+from ragmeter.errors import ConfigError
+from ragmeter.harness.calls import CallFailed, one_line, question_of, sample_dict
+from ragmeter.harness.suite import HttpSystem
+from ragmeter.harness.templates import (
+    Redactor,
+    TemplateError,
+    compile_jmespath,
+    compile_template,
+    expand_env,
+    render_template,
+)
+from ragmeter.schema.samples import Sample
+
+SNIPPET_CHARS = 120
+
+
+class ResponseMapping:
+    """Output field → JMESPath expression over the JSON response (``None`` results are left out)."""
+
+    def __init__(self, fields: Mapping[str, str] | None) -> None:
+        self._fields = {name: compile_jmespath(expr) for name, expr in (fields or {}).items()}
+
+    def apply(self, body: Any) -> Any:
+        """The output for one response body (the body itself when no mapping was given)."""
+        if not self._fields:
+            return body
+        output: dict[str, Any] = {}
+        for name, expression in self._fields.items():
+            try:
+                value = expression.search(body)
+            except jmespath.exceptions.JMESPathError as exc:
+                raise CallFailed(
+                    f"response mapping for {name!r} failed: {str(exc).splitlines()[0]}"
+                ) from None
+            if value is not None:
+                output[name] = value
+        return output
+
+
+def parse_retry_after(value: str | None, *, now: datetime | None = None) -> float | None:
+    """Seconds to wait from a ``Retry-After`` header (delta-seconds or an HTTP date); ``None`` if absent/bad.
+
+    >>> parse_retry_after("Wed, 21 Oct 2015 07:28:00 GMT", now=datetime(2015, 10, 21, 7, 27, 58, tzinfo=UTC))
+    2.0
+    >>> parse_retry_after("soon") is None
+    True
+    """
+    if value is None or not value.strip():
+        return None
+    text = value.strip()
+    try:
+        return max(0.0, float(text))
+    except ValueError:
+        pass
+    try:
+        when = parsedate_to_datetime(text)
+    except (TypeError, ValueError):
+        return None
+    if when.tzinfo is None:
+        when = when.replace(tzinfo=UTC)
+    return max(0.0, (when - (now or datetime.now(UTC))).total_seconds())
+
+
+def _refused(exc: BaseException) -> bool:
+    seen: set[int] = set()
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        if isinstance(current, ConnectionRefusedError) or "refused" in str(current).lower():
+            return True
+        current = current.__cause__ or current.__context__
+    return False
+
+
+def _snippet(content: bytes) -> str:
+    text = content.decode("utf-8", errors="replace")
+    return repr(one_line(text, SNIPPET_CHARS)) if text.strip() else "empty body"
+
+
+class HttpAdapter:
+    """Calls an HTTP JSON endpoint with :class:`httpx.AsyncClient`."""
+
+    def __init__(
+        self,
+        system: HttpSystem,
+        *,
+        concurrency: int,
+        timeout_seconds: float,
+        environ: Mapping[str, str] | None = None,
+    ) -> None:
+        env = os.environ if environ is None else environ
+        self.system = system
+        self.description = system.url
+        used = {name for _, name in system.env_references()}
+        self.redactor = Redactor({name: env[name] for name in used if name in env})
+        try:
+            self._url = expand_env(system.url, env)
+            self._headers = {name: expand_env(value, env) for name, value in system.headers.items()}
+            self._params = compile_template(system.params, env) if system.params else None
+            self._body = compile_template(system.body, env) if system.body is not None else None
+        except TemplateError as exc:  # load_suite checks the environment first; this is a backstop
+            raise ConfigError(f"system: {exc}") from None
+        self._mapping = ResponseMapping(system.response)
+        self._concurrency = concurrency
+        self._timeout = timeout_seconds
+        self._client: httpx.AsyncClient | None = None
+
+    async def start(self) -> None:
+        """Open the connection pool (one connection per concurrent call)."""
+        limits = httpx.Limits(max_connections=self._concurrency, max_keepalive_connections=self._concurrency)
+        # httpx's own timeout is a backstop; the runner enforces the per-call wall-clock limit.
+        self._client = httpx.AsyncClient(limits=limits, timeout=httpx.Timeout(self._timeout + 5.0))
+
+    async def aclose(self) -> None:
+        """Close the connection pool."""
+        if self._client is not None:
+            await self._client.aclose()
+            self._client = None
+
+    def request_parts(self, sample: Sample, *, k: int) -> tuple[dict[str, Any] | None, Any]:
+        """The rendered query parameters and JSON body for one sample."""
+        context = {"question": question_of(sample), "id": sample.id, "k": k, "sample": sample_dict(sample)}
+        try:
+            params = render_template(self._params, context) if self._params is not None else None
+            body = render_template(self._body, context) if self._body is not None else None
+        except TemplateError as exc:
+            raise CallFailed(f"request template: {exc}") from None
+        return params, body
+
+    async def call(self, sample: Sample, *, k: int) -> Any:
+        """Send one request and map its JSON response to the output contract."""
+        if self._client is None:
+            raise RuntimeError("HttpAdapter.start() was not called")
+        params, body = self.request_parts(sample, k=k)
+        try:
+            response = await self._client.request(
+                self.system.method,
+                self._url,
+                headers=self._headers,
+                params=params,
+                json=body,
+            )
+        except httpx.TimeoutException:
+            raise TimeoutError from None
+        except httpx.TransportError as exc:
+            if _refused(exc):
+                raise CallFailed(
+                    f"connection refused: {self.description}", retryable=True, refused=True
+                ) from None
+            detail = self.redactor.text(str(exc) or type(exc).__name__)
+            raise CallFailed(f"connection error: {detail} ({self.description})", retryable=True) from None
+        status = response.status_code
+        if status == 429 or status >= 500:
+            raise CallFailed(
+                self.redactor.text(f"HTTP {status} {response.reason_phrase}: {_snippet(response.content)}"),
+                retryable=True,
+                retry_after=parse_retry_after(response.headers.get("Retry-After")),
+            )
+        if status >= 400:
+            raise CallFailed(
+                self.redactor.text(f"HTTP {status} {response.reason_phrase}: {_snippet(response.content)}")
+            )
+        try:
+            data = json.loads(response.content)
+        except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+            reason = exc.msg if isinstance(exc, json.JSONDecodeError) else "not UTF-8"
+            raise CallFailed(
+                self.redactor.text(f"malformed JSON in the response ({reason}): {_snippet(response.content)}")
+            ) from None
+        return self.redactor.data(self._mapping.apply(data))

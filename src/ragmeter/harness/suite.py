@@ -1,0 +1,486 @@
+"""The suite file: what to ask, whom to ask, how to score it, and where the results go.
+
+A suite is YAML (or JSON). Every path in it is relative to the suite file.
+Validation is strict (unknown keys are errors) and every error is one line
+naming the file, the line and the key::
+
+    Error: suite.yaml:12: system.url: must start with http:// or https://, got 'localhost:8000/ask'
+
+>>> suite = Suite.model_validate({
+...     "name": "smoke",
+...     "dataset": "tests.yaml",
+...     "system": {"type": "python", "function": "my_rag.api:answer"},
+... })
+>>> suite.concurrency, suite.timeout_seconds, suite.retries, suite.system.type
+(4, 30.0, 2, 'python')
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+import os
+import re
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+import yaml
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
+
+from ragmeter.errors import ConfigError, InputError, MetricNameError
+from ragmeter.harness.templates import (
+    PLACEHOLDER,
+    TemplateError,
+    compile_jmespath,
+    compile_template,
+    env_names,
+)
+from ragmeter.io.records import read_structured, read_text
+
+DEFAULT_HTTP_BODY: dict[str, Any] = {"question": "{{ question }}", "k": "{{ k }}"}
+"""The request body sent by an http system that gives no ``body`` (methods other than GET)."""
+
+NAME_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._-]*$"
+FUNCTION_PATTERN = r"^[A-Za-z_][\w.]*:[A-Za-z_]\w*$"
+
+
+def _check_jmespath(expression: str) -> str:
+    try:
+        compile_jmespath(expression)
+    except TemplateError as exc:
+        raise ValueError(str(exc)) from None
+    return expression
+
+
+JMESPathExpression = Annotated[str, AfterValidator(_check_jmespath)]
+Positive = Annotated[float, Field(strict=True, gt=0)]
+NonNegative = Annotated[float, Field(strict=True, ge=0)]
+
+
+class HttpSystem(BaseModel):
+    """``system.type: http`` — a JSON API called once per question."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    type: Literal["http"]
+    url: str = Field(description="Endpoint; may contain ${ENV} references.")
+    method: Literal["GET", "POST", "PUT"] = "POST"
+    headers: dict[str, str] = Field(
+        default_factory=dict, description="Header values may contain ${ENV} references (secrets)."
+    )
+    params: dict[str, Any] = Field(
+        default_factory=dict, description="Query-string template ({{ expression }} and ${ENV})."
+    )
+    body: Any = Field(
+        default=None, description="JSON body template; default {question, k} for POST/PUT, none for GET."
+    )
+    response: dict[str, JMESPathExpression] | None = Field(
+        default=None,
+        description="Output field -> JMESPath over the JSON response; absent: the response is the output.",
+    )
+
+    @field_validator("method", mode="before")
+    @classmethod
+    def _upper(cls, value: Any) -> Any:
+        return value.upper() if isinstance(value, str) else value
+
+    @field_validator("url")
+    @classmethod
+    def _url(cls, value: str) -> str:
+        if not value.startswith(("http://", "https://", "${")):
+            raise ValueError(f"must start with http:// or https://, got {value!r}")
+        _compile_or_raise(value)
+        return value
+
+    @field_validator("params", "body")
+    @classmethod
+    def _template(cls, value: Any) -> Any:
+        _compile_or_raise(value)
+        return value
+
+    @field_validator("response")
+    @classmethod
+    def _response(cls, value: dict[str, str] | None) -> dict[str, str] | None:
+        if value is not None and not value:
+            raise ValueError("must map at least one output field to a JMESPath expression")
+        return value
+
+    @model_validator(mode="after")
+    def _default_body(self) -> HttpSystem:
+        if self.body is None and self.method != "GET":
+            self.body = dict(DEFAULT_HTTP_BODY)
+        if self.body is not None and self.method == "GET":
+            raise ValueError("a GET request has no body; put the question in 'params'")
+        return self
+
+    def uses_question(self) -> bool:
+        """Whether a request template names ``question`` (then every sample needs one)."""
+        text = json.dumps([self.url, self.params, self.body])
+        return any(re.search(r"\bquestion\b", match) for match in PLACEHOLDER.findall(text))
+
+    def env_references(self) -> list[tuple[tuple[str | int, ...], str]]:
+        """Every ``${NAME}`` used by the request, with the key path where it appears."""
+        found: list[tuple[tuple[str | int, ...], str]] = []
+        _collect_env(("url",), self.url, found)
+        for name, value in self.headers.items():
+            _collect_env(("headers", name), value, found)
+        _collect_env(("params",), self.params, found)
+        _collect_env(("body",), self.body, found)
+        return found
+
+
+class PythonSystem(BaseModel):
+    """``system.type: python`` — ``package.module:function`` called with each sample (a dict)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    type: Literal["python"]
+    function: str = Field(pattern=FUNCTION_PATTERN, description="package.module:function")
+    kwargs: dict[str, Any] = Field(default_factory=dict, description="Extra keyword arguments.")
+    python_path: list[str] = Field(
+        default_factory=lambda: ["."], description="Folders put on sys.path (relative to the suite)."
+    )
+
+
+class BuiltinSystem(BaseModel):
+    """``system.type: builtin`` — ragmeter's reference pipeline (markdown vault, BM25, extractive answers).
+
+    Besides the keys below, any setting of the pipeline (``PipelineConfig``,
+    see docs/pipeline.md) may be given here; they are checked when the suite loads.
+    """
+
+    model_config = ConfigDict(extra="allow")
+
+    type: Literal["builtin"]
+    vault: str = Field(description="Folder of markdown notes (relative to the suite).")
+    index_dir: str | None = Field(
+        default=None, description="Where the index is cached (relative to the suite); default: not cached."
+    )
+    folder_mode: Literal["off", "on", "on_with_fallback"] | None = None
+    abstain_threshold: Annotated[float, Field(strict=True, ge=0)] | None = None
+
+    @field_validator("folder_mode", mode="before")
+    @classmethod
+    def _yaml_booleans(cls, value: Any) -> Any:
+        # YAML 1.1 reads a bare off/on as false/true
+        return ("on" if value else "off") if isinstance(value, bool) else value
+
+    def pipeline_settings(self, resolve: Callable[[str], Path]) -> dict[str, Any]:
+        """The pipeline's settings: the keys given here (paths resolved), without ``type``."""
+        settings: dict[str, Any] = {"vault": resolve(self.vault), **(self.model_extra or {})}
+        if self.index_dir is not None:
+            settings["index_dir"] = resolve(self.index_dir)
+        if self.folder_mode is not None:
+            settings["folder_mode"] = self.folder_mode
+        if self.abstain_threshold is not None:
+            settings["abstain_threshold"] = self.abstain_threshold
+        return settings
+
+
+SystemSpec = Annotated[HttpSystem | PythonSystem | BuiltinSystem, Field(discriminator="type")]
+
+
+class Suite(BaseModel):
+    """The whole suite file."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    name: str = Field(pattern=NAME_PATTERN, description="Names the run and the default results folder.")
+    description: str | None = None
+    dataset: str = Field(description="Samples file (YAML/JSON/JSONL), relative to the suite.")
+    system: SystemSpec
+    metrics: list[str] | None = Field(default=None, description="Metric names; default: evaluate's.")
+    k: Annotated[int, Field(strict=True, ge=1)] | None = None
+    concurrency: Annotated[int, Field(strict=True, ge=1, le=256)] = 4
+    timeout_seconds: Positive = 30.0
+    retries: Annotated[int, Field(strict=True, ge=0, le=10)] = 2
+    backoff_seconds: NonNegative = 0.5
+    max_backoff_seconds: Positive = 30.0
+    results_dir: str | None = Field(default=None, description="Default: results/<name> next to the suite.")
+    judge: dict[str, Any] | None = Field(default=None, description="Judge settings (validated by the judge).")
+
+    @field_validator("metrics")
+    @classmethod
+    def _metrics(cls, value: list[str] | None) -> list[str] | None:
+        if value is not None and not value:
+            raise ValueError("must name at least one metric (or leave 'metrics' out for the defaults)")
+        return value
+
+
+def _compile_or_raise(value: Any) -> None:
+    try:
+        compile_template(value)
+    except TemplateError as exc:
+        raise ValueError(str(exc)) from None
+
+
+def _collect_env(
+    loc: tuple[str | int, ...], value: Any, found: list[tuple[tuple[str | int, ...], str]]
+) -> None:
+    if isinstance(value, str):
+        found.extend((loc, name) for name in env_names(value))
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            _collect_env((*loc, str(key)), item, found)
+    elif isinstance(value, list):
+        for index, item in enumerate(value):
+            _collect_env((*loc, index), item, found)
+
+
+# -- locating errors in the file -------------------------------------------------------------------
+
+
+def format_loc(loc: Sequence[str | int]) -> str:
+    """``("system", "headers", "X")`` → ``system.headers.X``; indices as ``[i]``.
+
+    >>> format_loc(("metrics", 1))
+    'metrics[1]'
+    """
+    out = ""
+    for part in loc:
+        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
+    return out
+
+
+def yaml_line(text: str, loc: Sequence[str | int]) -> int | None:
+    """The 1-based line of the key (or item) at ``loc``, or of its nearest existing parent.
+
+    >>> yaml_line("name: x\\nsystem:\\n  type: http\\n  url: y\\n", ("system", "url"))
+    4
+    >>> yaml_line("name: x\\nsystem:\\n  type: http\\n", ("system", "url"))
+    2
+    """
+    try:
+        node = yaml.compose(text, Loader=yaml.SafeLoader)
+    except yaml.YAMLError:
+        return None
+    if node is None:
+        return None
+    line = int(node.start_mark.line) + 1
+    for part in loc:
+        if isinstance(node, yaml.MappingNode):
+            for key_node, value_node in node.value:
+                if isinstance(key_node, yaml.ScalarNode) and key_node.value == str(part):
+                    line = int(key_node.start_mark.line) + 1
+                    node = value_node
+                    break
+            else:
+                return line
+        elif isinstance(node, yaml.SequenceNode) and isinstance(part, int) and 0 <= part < len(node.value):
+            node = node.value[part]
+            line = int(node.start_mark.line) + 1
+        else:
+            return line
+    return line
+
+
+def _clean_loc(data: Any, loc: Sequence[str | int]) -> list[str | int]:
+    """Drop pydantic's union labels (``system.http.url`` → ``system.url``) by walking the data."""
+    out: list[str | int] = []
+    current = data
+    for index, part in enumerate(loc):
+        present = (isinstance(current, dict) and part in current) or (
+            isinstance(current, list) and isinstance(part, int) and 0 <= part < len(current)
+        )
+        if present:
+            out.append(part)
+            current = current[part]
+        elif index == len(loc) - 1 and isinstance(current, dict) and isinstance(part, str):
+            out.append(part)
+    return out
+
+
+_SYSTEM_MODELS: dict[str, type[BaseModel]] = {
+    "http": HttpSystem,
+    "python": PythonSystem,
+    "builtin": BuiltinSystem,
+}
+
+
+def _model_at(data: Any, parent: Sequence[str | int]) -> type[BaseModel] | None:
+    if not parent:
+        return Suite
+    if list(parent) == ["system"] and isinstance(data, dict) and isinstance(data.get("system"), dict):
+        return _SYSTEM_MODELS.get(str(data["system"].get("type")))
+    return None
+
+
+def _describe(data: Any, exc: ValidationError) -> tuple[list[str | int], str]:
+    """The key path and a one-line message for the first validation error (a misspelt key first)."""
+    errors = exc.errors()
+    err = next((e for e in errors if e["type"] == "extra_forbidden"), errors[0])
+    loc = _clean_loc(data, err["loc"])
+    kind = err["type"]
+    if kind == "extra_forbidden":
+        model = _model_at(data, loc[:-1])
+        message = "unknown key"
+        if model is not None:
+            known = list(model.model_fields)
+            close = difflib.get_close_matches(str(loc[-1]), known, n=1)
+            message += f"; did you mean {close[0]!r}?" if close else f" (known keys: {', '.join(known)})"
+        return loc, message
+    if kind == "missing":
+        return loc, "required key is missing"
+    if kind in {"union_tag_invalid", "union_tag_not_found"}:
+        tags = ", ".join(_SYSTEM_MODELS)
+        if kind == "union_tag_not_found":
+            return [*loc, "type"], f"required key is missing (one of: {tags})"
+        got = err.get("ctx", {}).get("tag")
+        return [*loc, "type"], f"unknown system type {got!r} (expected one of: {tags})"
+    if kind == "model_attributes_type":
+        return loc, f"must be a mapping, got {type(_value_at(data, loc)).__name__}"
+    return loc, str(err["msg"]).removeprefix("Value error, ")
+
+
+def _value_at(data: Any, loc: Sequence[str | int]) -> Any:
+    for part in loc:
+        data = data[part]
+    return data
+
+
+def tidy_path(path: Path) -> Path:
+    """``path`` resolved, then made relative to the current folder when it lies inside it."""
+    resolved = path.resolve()
+    try:
+        return resolved.relative_to(Path.cwd().resolve())
+    except ValueError:
+        return resolved
+
+
+# -- loading ---------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class LoadedSuite:
+    """A validated suite with the file it came from and its paths resolved."""
+
+    suite: Suite
+    path: Path
+    text: str = field(repr=False)
+
+    @property
+    def base_dir(self) -> Path:
+        """The folder the suite's relative paths start from."""
+        return self.path.parent
+
+    def resolve(self, relative: str) -> Path:
+        """A path from the suite, resolved against the suite's folder (``~`` expanded).
+
+        The result is tidy for messages: relative to the current folder when
+        inside it (``results/demo``, not ``examples/../results/demo``), else absolute.
+        """
+        candidate = Path(relative).expanduser()
+        return tidy_path(candidate if candidate.is_absolute() else self.base_dir / candidate)
+
+    @property
+    def dataset_path(self) -> Path:
+        """The dataset file."""
+        return self.resolve(self.suite.dataset)
+
+    @property
+    def results_dir(self) -> Path:
+        """The results folder (default ``results/<name>`` next to the suite)."""
+        return self.resolve(self.suite.results_dir or f"results/{self.suite.name}")
+
+    def where(self, *loc: str | int) -> str:
+        """``suite.yaml:12`` for the key at ``loc`` (for error messages)."""
+        line = yaml_line(self.text, loc) if self.path.suffix.lower() != ".json" else None
+        return f"{self.path}:{line}" if line is not None else str(self.path)
+
+    def error(self, loc: Sequence[str | int], message: str) -> ConfigError:
+        """A :class:`ConfigError` pointing at ``loc`` in the suite file."""
+        return ConfigError(f"{format_loc(loc)}: {message}", where=self.where(*loc))
+
+
+def load_suite(path: str | Path, *, environ: Mapping[str, str] | None = None) -> LoadedSuite:
+    """Read and validate a suite file; check that its dataset exists and its ``${ENV}`` are set.
+
+    Errors are :class:`~ragmeter.errors.ConfigError` with ``where`` = ``file:line``.
+    """
+    path = Path(path)
+    try:
+        text = read_text(path)
+        data = read_structured(path)
+    except InputError as exc:
+        raise ConfigError(exc.message, where=exc.where) from None
+    if not isinstance(data, dict):
+        raise ConfigError(f"a suite must be a mapping, got {type(data).__name__}", where=str(path))
+    loaded_text = text
+    try:
+        suite = Suite.model_validate(data)
+    except ValidationError as exc:
+        loc, message = _describe(data, exc)
+        line = yaml_line(loaded_text, loc) if path.suffix.lower() != ".json" else None
+        where = f"{path}:{line}" if line is not None else str(path)
+        raise ConfigError(f"{format_loc(loc)}: {message}" if loc else message, where=where) from None
+    loaded = LoadedSuite(suite, path, loaded_text)
+    dataset = loaded.dataset_path
+    if not dataset.is_file():
+        what = "is a directory, expected a file" if dataset.is_dir() else "file not found"
+        raise loaded.error(["dataset"], f"{what}: {dataset}")
+    check_metric_names(loaded)
+    check_environment(loaded, os.environ if environ is None else environ)
+    check_builtin(loaded)
+    return loaded
+
+
+def check_metric_names(loaded: LoadedSuite) -> None:
+    """Every metric name must parse and be known (checked before any question is asked)."""
+    from ragmeter.metrics.registry import resolve_metric
+
+    for index, name in enumerate(loaded.suite.metrics or []):
+        try:
+            resolve_metric(name)
+        except MetricNameError as exc:
+            raise loaded.error(["metrics", index], str(exc)) from None
+
+
+def check_environment(loaded: LoadedSuite, environ: Mapping[str, str]) -> None:
+    """Every ``${NAME}`` of an http system must be set in the environment."""
+    system = loaded.suite.system
+    if not isinstance(system, HttpSystem):
+        return
+    for loc, name in system.env_references():
+        if name not in environ:
+            raise loaded.error(["system", *loc], f"environment variable {name} is not set")
+
+
+def check_builtin(loaded: LoadedSuite) -> None:
+    """A builtin system's settings must be valid pipeline settings, and its vault must exist."""
+    system = loaded.suite.system
+    if not isinstance(system, BuiltinSystem):
+        return
+    from ragmeter.pipeline.config import PipelineConfig
+
+    extra = system.model_extra or {}
+    if "k" in extra:
+        raise loaded.error(
+            ["system", "k"], "set k at the top level of the suite (it is what the pipeline retrieves)"
+        )
+    settings = system.pipeline_settings(loaded.resolve)
+    try:
+        PipelineConfig.model_validate(settings)
+    except ValidationError as exc:
+        errors = exc.errors()
+        err = next((e for e in errors if e["type"] == "extra_forbidden"), errors[0])
+        key = str(err["loc"][0]) if err["loc"] else "type"
+        if err["type"] == "extra_forbidden":
+            known = [*BuiltinSystem.model_fields, *(f for f in PipelineConfig.model_fields if f != "k")]
+            close = difflib.get_close_matches(key, known, n=1)
+            hint = f"; did you mean {close[0]!r}?" if close else " (see docs/pipeline.md for the settings)"
+            raise loaded.error(["system", key], f"unknown key{hint}") from None
+        raise loaded.error(["system", key], str(err["msg"]).removeprefix("Value error, ")) from None
+    vault = loaded.resolve(system.vault)
+    if not vault.is_dir():
+        what = "is a file, expected a folder of notes" if vault.exists() else "folder not found"
+        raise loaded.error(["system", "vault"], f"{what}: {vault}")

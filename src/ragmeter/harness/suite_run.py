@@ -1,0 +1,284 @@
+"""``run_suite``: the whole of ``ragmeter run`` — validate, call, record, evaluate, write.
+
+Order matters for safety: everything that can be checked without asking a
+question (suite, dataset, metric names, environment, the python function) is
+checked before the results folder is touched; outputs are appended durably
+as they arrive; metrics are computed from the recorded file, so a resumed run
+and an uninterrupted one score the same way.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from ragmeter.config import RagmeterConfig, load_config
+from ragmeter.errors import ConfigError, InputError, RagmeterError
+from ragmeter.harness.adapters import make_adapter
+from ragmeter.harness.calls import Adapter, question_of
+from ragmeter.harness.journal import OUTPUTS_FILENAME, JournalState, OutputsJournal, read_journal
+from ragmeter.harness.progress import make_progress
+from ragmeter.harness.results_folder import (
+    CONFIG_FILENAME,
+    INDEX_STATS_FILENAME,
+    claim_results_dir,
+    provenance,
+    read_previous_config,
+    resolved_suite,
+    write_json_atomic,
+)
+from ragmeter.harness.runner import ProgressSink, RunAborted, RunSettings, RunSummary, run_calls
+from ragmeter.harness.suite import (
+    BuiltinSystem,
+    HttpSystem,
+    LoadedSuite,
+    PythonSystem,
+    load_suite,
+    tidy_path,
+)
+from ragmeter.harness.templates import Redactor
+from ragmeter.io.datasets import load_dataset
+from ragmeter.results import EvalResult
+from ragmeter.schema.samples import Sample
+
+Notify = Callable[[str], None]
+
+
+@dataclass
+class RunOutcome:
+    """What a finished run produced."""
+
+    result: EvalResult
+    summary: RunSummary
+    results_dir: Path
+    suite: LoadedSuite
+    system: str
+    """The system under test, as named in messages (URL as written, function, vault)."""
+    warnings: list[str] = field(default_factory=list)
+
+    @property
+    def all_failed(self) -> bool:
+        """Every question asked in this session failed (none answered)."""
+        return self.summary.n_called > 0 and self.summary.n_ok == 0
+
+
+def _now() -> str:
+    return datetime.now(UTC).isoformat(timespec="seconds")
+
+
+def _check_questions(loaded: LoadedSuite, samples: Sequence[Sample]) -> None:
+    system = loaded.suite.system
+    if isinstance(system, PythonSystem) or (isinstance(system, HttpSystem) and not system.uses_question()):
+        return  # the system gets the whole sample (or the fields its templates name)
+    for sample in samples:
+        if question_of(sample) is None:
+            raise InputError(
+                f"sample {sample.id!r} has no question (give 'input' as a string, 'input.question' "
+                "or 'question')",
+                where=str(loaded.dataset_path),
+            )
+
+
+def _check_resumed_ids(state: JournalState, samples: Sequence[Sample], outputs_path: Path) -> None:
+    known = {s.id for s in samples}
+    unknown = [sid for sid in state.outputs if sid not in known]
+    if unknown:
+        raise ConfigError(
+            f"holds outputs for {len(unknown)} sample(s) that are not in the dataset (e.g. {unknown[0]!r}); "
+            "the dataset changed — use --fresh or a new results_dir",
+            where=str(outputs_path),
+        )
+
+
+def _suite_changes(previous: Mapping[str, Any] | None, current: Mapping[str, Any]) -> list[str]:
+    if not previous or not isinstance(previous.get("suite"), dict):
+        return []
+    before = previous["suite"]
+    return [key for key in ("dataset", "system", "k") if before.get(key) != current.get(key)]
+
+
+def _evaluate(
+    loaded: LoadedSuite,
+    outputs: Path,
+    *,
+    config: RagmeterConfig | str | Path | None,
+    index_stats: Path | None,
+) -> EvalResult:
+    from ragmeter.api import evaluate
+
+    accepted = inspect.signature(evaluate).parameters
+    extra: dict[str, Any] = {}
+    if index_stats is not None and "index_stats" in accepted:
+        extra["index_stats"] = index_stats
+    if loaded.suite.judge is not None and "judge" in accepted:
+        extra["judge"] = loaded.suite.judge
+    return evaluate(
+        loaded.dataset_path,
+        outputs,
+        metrics=loaded.suite.metrics,
+        k=loaded.suite.k,
+        config=config,
+        **extra,
+    )
+
+
+async def _call_all(
+    adapter: Adapter,
+    pending: Sequence[Sample],
+    *,
+    settings: RunSettings,
+    journal: OutputsJournal,
+    progress: ProgressSink,
+    redactor: Redactor,
+    total: int,
+    done: int,
+) -> RunSummary:
+    await adapter.start()
+    try:
+        progress.start(total, done)
+        try:
+            return await run_calls(
+                pending, adapter, settings=settings, journal=journal, progress=progress, redactor=redactor
+            )
+        finally:
+            progress.stop()
+    finally:
+        await adapter.aclose()
+
+
+def run_suite(
+    suite_path: str | Path,
+    *,
+    resume: bool = False,
+    fresh: bool = False,
+    quiet: bool = False,
+    config: str | Path | None = None,
+    results_dir: str | Path | None = None,
+    progress: ProgressSink | None = None,
+    notify: Notify | None = None,
+    environ: Mapping[str, str] | None = None,
+) -> RunOutcome:
+    """Run a suite end to end and return the evaluation and the call summary.
+
+    ``resume`` continues an existing results folder (questions already recorded
+    are not asked again); ``fresh`` replaces it; without either, a non-empty
+    results folder is an error. ``results_dir`` overrides the suite's.
+    """
+    say: Notify = notify or (lambda _message: None)
+    loaded = load_suite(suite_path, environ=environ)
+    suite = loaded.suite
+    samples = load_dataset(loaded.dataset_path)
+    _check_questions(loaded, samples)
+    cfg, _ = load_config(config)
+    default_k = suite.k or cfg.metrics.retrieval.default_k
+    settings = RunSettings(
+        concurrency=suite.concurrency,
+        timeout_seconds=suite.timeout_seconds,
+        retries=suite.retries,
+        backoff_seconds=suite.backoff_seconds,
+        max_backoff_seconds=suite.max_backoff_seconds,
+        default_k=default_k,
+    )
+    adapter, redactor = make_adapter(loaded, default_k=default_k, environ=environ)
+    folder = tidy_path(Path(results_dir)) if results_dir is not None else loaded.results_dir
+    keep = [loaded.dataset_path]
+    if isinstance(suite.system, BuiltinSystem):
+        keep.append(loaded.resolve(suite.system.vault))
+    previous = read_previous_config(folder) if resume else None
+    continuing = claim_results_dir(folder, resume=resume, fresh=fresh, suite_path=loaded.path, keep=keep)
+    outputs_path = folder / OUTPUTS_FILENAME
+    state = read_journal(outputs_path, repair=True) if continuing else JournalState()
+    warnings = list(state.warnings)
+    _check_resumed_ids(state, samples, outputs_path)
+    suite_doc = resolved_suite(loaded, results_dir=folder)
+    changed = _suite_changes(previous, suite_doc)
+    if changed:
+        warnings.append(
+            f"the suite's {', '.join(changed)} changed since this results folder was started; "
+            "its outputs now come from both versions"
+        )
+    for warning in warnings:
+        say(f"warning: {warning}")
+    pending = [s for s in samples if s.id not in state.outputs]
+    session: dict[str, Any] = {"started_at": _now(), "resumed": continuing, "n_resumed": len(state.outputs)}
+    sessions = list(previous.get("sessions", [])) if previous and continuing else []
+    sessions.append(session)
+    doc: dict[str, Any] = {
+        "suite": suite_doc,
+        "suite_file": str(loaded.path),
+        **provenance(loaded),
+        **_adapter_provenance(adapter),
+        "started_at": sessions[0].get("started_at", session["started_at"]),
+        "finished_at": None,
+        "sessions": sessions,
+    }
+    write_json_atomic(folder / CONFIG_FILENAME, doc)
+    if continuing:
+        say(f"resuming {folder}: {len(state.outputs)} of {len(samples)} questions already answered")
+    sink = progress or make_progress(quiet=quiet)
+    summary = RunSummary(n_samples=len(samples))
+    try:
+        with OutputsJournal(outputs_path) as journal:
+            if pending:
+                summary = asyncio.run(
+                    _call_all(
+                        adapter,
+                        pending,
+                        settings=settings,
+                        journal=journal,
+                        progress=sink,
+                        redactor=redactor,
+                        total=len(samples),
+                        done=len(state.outputs),
+                    )
+                )
+    except RunAborted as exc:
+        session.update(finished_at=_now(), aborted=exc.message)
+        write_json_atomic(folder / CONFIG_FILENAME, doc)
+        raise ConfigError(exc.message) from None
+    except KeyboardInterrupt:
+        session.update(finished_at=_now(), interrupted=True)
+        write_json_atomic(folder / CONFIG_FILENAME, doc)
+        say(f"interrupted: the answers so far are kept in {outputs_path}; continue with --resume")
+        raise
+    summary.n_samples = len(samples)
+    summary.n_resumed = len(state.outputs)
+    session.update(finished_at=_now(), **summary.to_json_dict())
+    index_stats = _write_index_stats(adapter, folder, asked=bool(pending))
+    try:
+        result = _evaluate(loaded, outputs_path, config=config, index_stats=index_stats)
+    except RagmeterError:
+        say(
+            f"the answers are kept in {outputs_path}; once the problem below is fixed, "
+            "'--resume' scores them without asking anything again"
+        )
+        raise
+    result.write(folder)
+    doc["finished_at"] = session["finished_at"]
+    doc["run"] = summary.to_json_dict()
+    if index_stats is not None:
+        doc["index_stats_file"] = INDEX_STATS_FILENAME
+    write_json_atomic(folder / CONFIG_FILENAME, doc)
+    return RunOutcome(result, summary, folder, loaded, adapter.description, warnings)
+
+
+def _adapter_provenance(adapter: Adapter) -> dict[str, Any]:
+    details = getattr(adapter, "provenance", None)
+    result = details() if callable(details) else {}
+    return result if isinstance(result, dict) else {}
+
+
+def _write_index_stats(adapter: Adapter, folder: Path, *, asked: bool) -> Path | None:
+    """Let an adapter that has an index (the builtin pipeline) write its statistics into the folder."""
+    writer = getattr(adapter, "write_index_stats", None)
+    if not callable(writer):
+        return None
+    target = folder / INDEX_STATS_FILENAME
+    if asked or not target.is_file():
+        writer(target)
+    return target if target.is_file() else None
