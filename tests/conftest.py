@@ -46,3 +46,9 @@ def _loopback_only() -> Iterator[None]:
     yield
     socket.socket.connect = _original_connect  # type: ignore[method-assign]
     socket.socket.connect_ex = _original_connect_ex  # type: ignore[method-assign]
+
+
+@pytest.fixture(autouse=True)
+def _history_in_tmp(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Commands that record run history write into a temporary database, never the repository."""
+    monkeypatch.setenv("RAGMETER_HISTORY", str(tmp_path_factory.mktemp("history") / "history.sqlite"))

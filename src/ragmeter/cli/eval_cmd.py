@@ -1,16 +1,99 @@
-"""``ragmeter eval``: score recorded outputs or a TREC run."""
+"""``ragmeter eval``: score recorded outputs or a TREC run (with LLM judges when configured)."""
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 
 from ragmeter.cli import app
 from ragmeter.errors import ConfigError
+
+if TYPE_CHECKING:
+    from rich.progress import Progress, TaskID
+
+    from ragmeter.judges import CostEstimate, JudgeRun
+
+
+class JudgeConsole:
+    """Tells the user on stderr what judging may cost, how far it is, and when the budget stopped it.
+
+    The progress bar shows only on a terminal.
+    """
+
+    def __init__(self, err: Console, *, say_budget_stop: bool) -> None:
+        self.err = err
+        self.say_budget_stop = say_budget_stop
+        self._progress: Progress | None = None
+        self._tasks: dict[str, TaskID] = {}
+
+    def estimated(self, estimate: CostEstimate, *, n_items: int, max_cost_usd: float | None) -> None:
+        """Print the cost estimate before any judge call."""
+        if estimate.cost_usd_max is None:
+            cost = "cost unknown: no price for the judge model (set judge.prices)"
+        else:
+            cost = f"at most {estimate.cost_usd_max:.4g} USD (upper bound)"
+        extra = (
+            f" + up to {estimate.possible_extra_calls} verification passes"
+            if estimate.possible_extra_calls
+            else ""
+        )
+        self.err.print(
+            f"judging {n_items} answer(s): {estimate.planned_calls} judge call(s){extra}, "
+            f"{estimate.cached_calls} from the cache; {cost}",
+            highlight=False,
+        )
+        if max_cost_usd is not None:
+            self.err.print(
+                f"budget: judging stops before spending more than {max_cost_usd:g} USD", highlight=False
+            )
+
+    def progress(self, phase: str, done: int, total: int) -> None:
+        """Advance the bar of ``phase`` (``judging`` / ``spot-check``)."""
+        if not self.err.is_terminal:
+            return
+        if self._progress is None:
+            from rich.progress import (
+                BarColumn,
+                MofNCompleteColumn,
+                Progress,
+                TextColumn,
+                TimeElapsedColumn,
+                TimeRemainingColumn,
+            )
+
+            self._progress = Progress(
+                TextColumn("{task.description}"),
+                BarColumn(),
+                MofNCompleteColumn(),
+                TimeElapsedColumn(),
+                TextColumn("eta"),
+                TimeRemainingColumn(),
+                console=self.err,
+            )
+            self._progress.start()
+        if phase not in self._tasks:
+            self._tasks[phase] = self._progress.add_task(phase, total=total)
+        self._progress.update(self._tasks[phase], completed=done, total=total)
+
+    def finished(self, run: JudgeRun) -> None:
+        """Stop the bar; say so when the budget stopped the run."""
+        self.close()
+        if self.say_budget_stop and run.usage.budget_exhausted:
+            self.err.print(
+                f"[yellow]judge:[/] stopped before spending more: {escape(run.usage.budget_message or '')}",
+                highlight=False,
+            )
+
+    def close(self) -> None:
+        """Stop the bar if it is showing."""
+        if self._progress is not None:
+            self._progress.stop()
+            self._progress = None
 
 
 @app.command("eval")
@@ -82,6 +165,47 @@ def eval_command(
             show_default=False,
         ),
     ] = None,
+    judge_config: Annotated[
+        Path | None,
+        typer.Option(
+            "--judge-config",
+            help="LLM judge settings: a YAML/JSON file with a judge: block (default: the config's judge:).",
+        ),
+    ] = None,
+    judges: Annotated[
+        str | None,
+        typer.Option(
+            "--judges",
+            metavar="NAMES",
+            help="Judges to run, comma-separated: groundedness,correctness,factual_match "
+            "(default: all three, or those the -m metrics need).",
+        ),
+    ] = None,
+    max_cost: Annotated[
+        float | None,
+        typer.Option(
+            "--max-cost",
+            metavar="USD",
+            help="Stop judging before spending more than this; what was judged is kept.",
+        ),
+    ] = None,
+    no_judge: Annotated[
+        bool, typer.Option("--no-judge", help="Run no LLM judge, even when the config has a judge: block.")
+    ] = False,
+    judge_log: Annotated[
+        Path | None,
+        typer.Option(
+            "--judge-log", help="Resumable judge log, JSON Lines (default: judge_log.jsonl in --out)."
+        ),
+    ] = None,
+    reliability: Annotated[
+        bool | None,
+        typer.Option(
+            "--reliability/--no-reliability",
+            help="Run the judge reliability spot-check (default: when judge.reliability is configured).",
+            show_default=False,
+        ),
+    ] = None,
 ) -> None:
     """Score recorded outputs against a dataset, or a TREC run against qrels."""
     from ragmeter.api import evaluate, evaluate_trec
@@ -92,6 +216,21 @@ def eval_command(
         raise ConfigError("give either --dataset/--outputs or --qrels/--run, not both")
     if trec_mode and (index_stats is not None or snippet_matching is not None):
         raise ConfigError("--index-stats and --snippet-matching apply to --dataset evaluations only")
+    judge_options = [
+        name
+        for name, value in (
+            ("--judge-config", judge_config),
+            ("--judges", judges),
+            ("--max-cost", max_cost),
+            ("--judge-log", judge_log),
+            ("--reliability", reliability),
+        )
+        if value is not None
+    ]
+    if trec_mode and (judge_options or no_judge):
+        raise ConfigError("the judge options apply to --dataset evaluations only")
+    if no_judge and judge_options:
+        raise ConfigError(f"--no-judge cannot be combined with {', '.join(judge_options)}")
     if trec_mode:
         if qrels is None or run is None:
             raise ConfigError("TREC evaluation needs both --qrels and --run")
@@ -110,24 +249,38 @@ def eval_command(
             raise ConfigError("nothing to evaluate: give --dataset (with --outputs) or --qrels and --run")
         if complete:
             raise ConfigError("--complete applies to TREC runs (--qrels/--run) only")
-        result = evaluate(
-            dataset,
-            outputs,
-            metrics=metric or None,
-            k=k,
-            relevance_level=relevance_level,
-            config=config,
-            trec_compat=trec_compat,
-            snippet_matching=snippet_matching,
-            index_stats=index_stats,
-        )
+        from ragmeter.eval_judges import DEFAULT_LOG_NAME
+
+        observer = JudgeConsole(Console(stderr=True), say_budget_stop=as_json)
+        try:
+            result = evaluate(
+                dataset,
+                outputs,
+                metrics=metric or None,
+                k=k,
+                relevance_level=relevance_level,
+                config=config,
+                trec_compat=trec_compat,
+                snippet_matching=snippet_matching,
+                index_stats=index_stats,
+                judge=False if no_judge else judge_config,
+                judges=[j for j in judges.split(",") if j.strip()] if judges is not None else None,
+                judge_log=judge_log or (out / DEFAULT_LOG_NAME if out is not None else None),
+                max_cost=max_cost,
+                reliability=reliability,
+                judge_observer=observer,
+            )
+        finally:
+            observer.close()
     if out is not None:
         result.write(out)
     if record or history is not None:
-        from ragmeter.report.history import DEFAULT_HISTORY_PATH, record_run
+        from ragmeter.report.history import default_history_path, record_run
 
         label = (run or dataset or Path("eval")).name
-        record_run(result, db=history or DEFAULT_HISTORY_PATH, label=label, source=str(out) if out else None)
+        record_run(
+            result, db=history or default_history_path(), label=label, source=str(out) if out else None
+        )
     if as_json:
         typer.echo(json.dumps(result.to_json_dict(), indent=2))
     else:

@@ -154,9 +154,9 @@ def history_command(
     as_json: Annotated[bool, typer.Option("--json", help="Print the runs as JSON.")] = False,
 ) -> None:
     """The trend of each metric over recorded runs, oldest first."""
-    from ragmeter.report.history import DEFAULT_HISTORY_PATH, load_history
+    from ragmeter.report.history import default_history_path, load_history
 
-    entries = load_history(db or DEFAULT_HISTORY_PATH, last=last)
+    entries = load_history(db or default_history_path(), last=last)
     names = metric or list(dict.fromkeys(m for e in entries for m in e.aggregate))
     if as_json:
         typer.echo(json.dumps([e.__dict__ for e in entries], indent=2))
@@ -192,10 +192,10 @@ def report_command(
     ] = None,
 ) -> None:
     """Write one self-contained HTML report that opens offline."""
-    from ragmeter.report.history import DEFAULT_HISTORY_PATH, load_history
+    from ragmeter.report.history import default_history_path, load_history
     from ragmeter.report.html import write_report
 
-    history_path = db or DEFAULT_HISTORY_PATH
+    history_path = db or default_history_path()
     history = load_history(history_path) if history_path.is_file() else None
     path = write_report(results_dir, out, history=history)
     typer.echo(f"wrote {path}")

@@ -37,6 +37,21 @@ def run_command(
     as_json: Annotated[
         bool, typer.Option("--json", help="Print the evaluation as one JSON object instead of the table.")
     ] = False,
+    report: Annotated[
+        bool, typer.Option("--report/--no-report", help="Write report.html into the results folder.")
+    ] = True,
+    record: Annotated[
+        bool, typer.Option("--record/--no-record", help="Append the aggregates to the run history.")
+    ] = True,
+    history: Annotated[
+        Path | None, typer.Option("--history", help="History database (default .ragmeter/history.sqlite).")
+    ] = None,
+    breakdowns: Annotated[
+        str,
+        typer.Option(
+            "--breakdowns", metavar="DIMS", help="Breakdowns to print: comma-separated dimensions, or 'all'."
+        ),
+    ] = "category",
 ) -> None:
     """Ask every question of a suite, record the answers, score them and write the results folder."""
     from ragmeter.cli.render import print_result
@@ -69,7 +84,22 @@ def run_command(
     if as_json:
         typer.echo(json.dumps(outcome.result.to_json_dict(), indent=2))
     else:
-        print_result(outcome.result, Console(), err)
+        dims = (
+            None if breakdowns.strip() == "all" else [d.strip() for d in breakdowns.split(",") if d.strip()]
+        )
+        print_result(outcome.result, Console(), err, breakdowns=dims)
+    if record:
+        from ragmeter.report.history import default_history_path, load_history, record_run
+
+        db = history or default_history_path()
+        record_run(outcome.result, db=db, label=suite.stem, source=str(outcome.results_dir))
+    if report:
+        from ragmeter.report.history import default_history_path, load_history
+        from ragmeter.report.html import write_report
+
+        db = history or default_history_path()
+        page = write_report(outcome.results_dir, history=load_history(db) if db.is_file() else None)
+        note(f"report: {page}")
     written = [name for name in RUN_FILES if (outcome.results_dir / name).is_file()]
     note(f"results: {outcome.results_dir}/ ({', '.join(written)})")
     if outcome.all_failed:

@@ -16,6 +16,7 @@ The default database is ``.ragmeter/history.sqlite`` in the working directory
 from __future__ import annotations
 
 import json
+import os
 import sqlite3
 from contextlib import closing
 from dataclasses import dataclass
@@ -26,6 +27,14 @@ from ragmeter.errors import InputError
 from ragmeter.results import EvalResult
 
 DEFAULT_HISTORY_PATH = Path(".ragmeter") / "history.sqlite"
+HISTORY_ENV = "RAGMETER_HISTORY"
+
+
+def default_history_path() -> Path:
+    """``$RAGMETER_HISTORY`` when set, else ``.ragmeter/history.sqlite`` in the working directory."""
+    return Path(os.environ.get(HISTORY_ENV) or DEFAULT_HISTORY_PATH)
+
+
 _SCHEMA_VERSION = 1
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS runs (
@@ -81,12 +90,13 @@ def _connect(db: Path) -> sqlite3.Connection:
 def record_run(
     result: EvalResult,
     *,
-    db: Path = DEFAULT_HISTORY_PATH,
+    db: Path | None = None,
     label: str,
     source: str | None = None,
     git_revision: str | None = None,
 ) -> int:
-    """Append one run's aggregates to the history; return its id."""
+    """Append one run's aggregates to the history (default :func:`default_history_path`); return its id."""
+    db = db or default_history_path()
     created = str(result.provenance.get("created_at") or datetime.now(UTC).isoformat(timespec="seconds"))
     with closing(_connect(db)) as conn, conn:
         cur = conn.execute(
@@ -110,8 +120,9 @@ def record_run(
     return run_id
 
 
-def load_history(db: Path = DEFAULT_HISTORY_PATH, *, last: int | None = None) -> list[HistoryEntry]:
+def load_history(db: Path | None = None, *, last: int | None = None) -> list[HistoryEntry]:
     """Recorded runs, oldest first (the ``last`` N when given)."""
+    db = db or default_history_path()
     if not db.is_file():
         raise InputError(
             "no history database here yet (record one with 'ragmeter run' or 'eval --record')", where=str(db)
