@@ -125,6 +125,13 @@ def agentic_command(
         list[str] | None,
         typer.Option("--search-tool", help="Tool name (glob) that counts as a search; repeat for more."),
     ] = None,
+    judge_config: Annotated[
+        Path | None,
+        typer.Option(
+            "--judge-config",
+            help="Label results without a gain with the LLM relevance judge (a file with a judge: block).",
+        ),
+    ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object instead of tables.")] = False,
     out: Annotated[
         Path | None, typer.Option("--out", "-o", help="Also write the JSON result to this file.")
@@ -139,9 +146,25 @@ def agentic_command(
 
     if trace_format not in TRACE_FORMATS:
         raise ConfigError(f"--format must be one of {', '.join(TRACE_FORMATS)}, got {trace_format!r}")
+    labeller = None
+    if judge_config is not None:
+        from ragmeter.agentic.judge_labeller import JudgeLabeller
+
+        labeller = JudgeLabeller(judge_config)
     result = evaluate_agentic(
-        traces, labels, trace_format=trace_format, search_tools=search_tool or None, details=details
+        traces,
+        labels,
+        trace_format=trace_format,
+        search_tools=search_tool or None,
+        details=details,
+        labeller=labeller,
     )
+    if labeller is not None:
+        usage = labeller.usage()
+        Console(stderr=True).print(
+            f"relevance judge: {usage.get('calls', 0)} call(s), {usage.get('cache_hits', 0)} cache hit(s)",
+            highlight=False,
+        )
     if out is not None:
         result.write(out)
     if as_json:
