@@ -43,6 +43,7 @@ def _register_commands() -> None:
     from ragmeter.cli import judge_cmds  # noqa: F401
     from ragmeter.cli import agentic_cmd  # noqa: F401
     from ragmeter.cli import run_cmd  # noqa: F401
+    from ragmeter.cli import mine_cmd  # noqa: F401
     # -- more command modules below this line --
     # isort: on
 

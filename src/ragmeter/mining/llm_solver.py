@@ -1,0 +1,125 @@
+"""The LLM solver: one chat completion per trial on an OpenAI-compatible endpoint.
+
+It reuses the judges' client (:class:`ragmeter.judges.client.JudgeClient`: retries, 429
+handling, fatal 401/403/404) and cost table (:mod:`ragmeter.judges.costs`), but not the judge
+cache: every trial is a fresh call at temperature > 0, tagged with an ``X-Ragmeter-Trial``
+header so a caching proxy keys it by trial. Swapping the client means editing this module only.
+
+>>> from ragmeter.mining.registry import LLMSolverSpec
+>>> spec = LLMSolverSpec(kind="llm", base_url="http://127.0.0.1:9/v1", model="m", temperature=0.7)
+>>> LLMSolver(spec).identity()["temperature"]
+0.7
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import Any
+
+from ragmeter.errors import ConfigError
+from ragmeter.judges.client import Endpoint, JudgeCallError, JudgeClient
+from ragmeter.judges.config import resolve_api_key
+from ragmeter.judges.costs import BudgetExhaustedError, CostMeter, estimate_prompt_tokens, price_for
+from ragmeter.mining.registry import LLMSolverSpec
+from ragmeter.mining.solvers import (
+    PROMPT_VERSION,
+    BudgetExhausted,
+    SolverAnswer,
+    SolveRequest,
+    SolverError,
+    build_messages,
+    prompt_sha256,
+)
+
+
+class LLMSolver:
+    """A chat model answering each trial; thread-safe (one client for all worker threads)."""
+
+    def __init__(self, spec: LLMSolverSpec, *, where: str = "solver") -> None:
+        self.spec = spec
+        self.where = where
+        self.concurrency = spec.concurrency
+        self.price = price_for(spec.model, spec.prices)
+        if spec.max_cost_usd is not None and self.price is None:
+            raise ConfigError(
+                f"max_cost_usd needs a price for model {spec.model!r}: add it under solver.prices",
+                where=f"{where}.max_cost_usd",
+            )
+        self.meter = CostMeter(max_cost_usd=spec.max_cost_usd)
+        self._client: JudgeClient | None = None
+        self._lock = threading.Lock()
+
+    def identity(self) -> dict[str, Any]:
+        """Endpoint, model, temperature, max tokens and the prompt hash (never the key)."""
+        return {
+            "kind": "llm",
+            "base_url": self.spec.base_url,
+            "model": self.spec.model,
+            "model_revision": self.spec.model_revision,
+            "temperature": self.spec.temperature,
+            "max_tokens": self.spec.max_tokens,
+            "prompt_version": PROMPT_VERSION,
+            "prompt_sha256": prompt_sha256(self.spec.system_prompt),
+        }
+
+    def _get_client(self) -> JudgeClient:
+        with self._lock:
+            if self._client is None:
+                endpoint = Endpoint(
+                    base_url=self.spec.base_url,
+                    model=self.spec.model,
+                    api_key=resolve_api_key(self.spec.api_key_env),
+                    temperature=self.spec.temperature,
+                    seed=None,
+                    max_tokens=self.spec.max_tokens,
+                    timeout_s=self.spec.timeout_s,
+                    max_retries=self.spec.max_retries,
+                    retry_base_delay_s=self.spec.retry_base_delay_s,
+                    retry_max_delay_s=self.spec.retry_max_delay_s,
+                    response_format="none",
+                )
+                self._client = JudgeClient(endpoint)
+            return self._client
+
+    def solve(self, request: SolveRequest) -> SolverAnswer:
+        """One chat completion; failures after retries raise :class:`SolverError`."""
+        messages = build_messages(request, self.spec.system_prompt)
+        try:
+            reservation = self.meter.reserve(
+                self.price,
+                prompt_tokens=estimate_prompt_tokens(messages),
+                completion_tokens=self.spec.max_tokens,
+            )
+        except BudgetExhaustedError as exc:
+            raise BudgetExhausted(str(exc)) from None
+        headers = {"X-Ragmeter-Trial": f"{request.pair_id}/{request.trial_kind}/{request.trial_index}"}
+        try:
+            reply = self._get_client().complete(messages, headers=headers)
+        except JudgeCallError as exc:
+            self.meter.release(reservation)
+            raise SolverError(f"{exc.code}: {exc.reason}") from None
+        except ConfigError as exc:
+            self.meter.release(reservation)
+            raise ConfigError(exc.message, where=self.where) from None
+        cost = self.meter.settle(
+            reservation,
+            self.price,
+            prompt_tokens=reply.prompt_tokens,
+            completion_tokens=reply.completion_tokens,
+        )
+        return SolverAnswer(
+            text=reply.text,
+            call_id=None,
+            model=reply.model_reported,
+            prompt_tokens=reply.prompt_tokens,
+            completion_tokens=reply.completion_tokens,
+            cost_usd=cost,
+            latency_s=reply.latency_s,
+        )
+
+    def close(self) -> None:
+        """Close the HTTP connections."""
+        with self._lock:
+            if self._client is not None:
+                self._client.close()
+                self._client = None

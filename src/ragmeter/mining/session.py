@@ -1,0 +1,351 @@
+"""One ``ragmeter mine`` run: registry -> questions -> trials -> ``retrieval_dataset.yaml``.
+
+Trial logs go to ``<out stem>.trials/`` next to the output file (one JSONL per question). The
+dataset is rewritten after a question at most every :data:`WRITE_EVERY_S` seconds and when the
+run ends (Ctrl-C and errors included); the trial logs are the record, ``--recompute`` rebuilds it.
+
+>>> default_trials_dir(Path("out/retrieval_dataset.yaml"))
+PosixPath('out/retrieval_dataset.trials')
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import threading
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ragmeter.errors import ConfigError
+from ragmeter.io.records import file_sha256
+from ragmeter.mining.dataset import dataset_document, write_dataset
+from ragmeter.mining.designs import BayesDesign, Design
+from ragmeter.mining.extractor import Pool
+from ragmeter.mining.miner import (
+    MinedQuestion,
+    MiningProgress,
+    SilentProgress,
+    log_file_name,
+    mine_question,
+    recompute_question,
+)
+from ragmeter.mining.questions import MiningQuestion, load_corpora, prepare_questions, select_pairs
+from ragmeter.mining.registry import (
+    AnswerValidatorSpec,
+    BenchmarkSpec,
+    DesignSpec,
+    LLMSolverSpec,
+    PytestValidatorSpec,
+    Registry,
+    design_from_spec,
+    load_registry,
+)
+from ragmeter.mining.sandbox import SandboxInfo, SandboxLimits, probe
+from ragmeter.mining.solvers import Solver, load_python_solver
+from ragmeter.mining.validators import AnswerValidator, PytestValidator, Validator
+
+WRITE_EVERY_S = 30.0
+"""The dataset is rewritten after a question at most this often (and always at the end)."""
+
+
+def default_trials_dir(out: Path) -> Path:
+    """``<out without suffix>.trials``."""
+    return out.with_suffix("").with_name(out.with_suffix("").name + ".trials")
+
+
+@dataclass
+class DesignOptions:
+    """Design choices from the command line (``None``: take the registry's)."""
+
+    name: str | None = None
+    trials: int | None = None
+    strict: bool | None = None
+    screen: int | None = None
+    tau: float | None = None
+
+    def given(self) -> bool:
+        """True when any option was given."""
+        return any(v is not None for v in (self.name, self.trials, self.strict, self.screen, self.tau))
+
+
+def resolve_design(registry: Registry, options: DesignOptions) -> Design:
+    """The registry's design with the command-line options applied (``--trials`` is N or the cap).
+
+    >>> from ragmeter.mining.registry import parse_registry
+    >>> reg = parse_registry({"corpora": {"c": {"packages": ["json"]}}, "solver": {"kind": "python", "function": "m:f"},
+    ...     "benchmarks": [{"name": "b", "corpus": "c", "validator": {"kind": "answer"},
+    ...                     "questions": [{"id": 1, "question": "q", "answer": "a"}]}]}, path=Path("r.yaml"))
+    >>> resolve_design(reg, DesignOptions(name="fixed", trials=20))
+    FixedDesign(name='fixed', version=1, trials=20, p=0.5, threshold=0.1)
+    >>> resolve_design(reg, DesignOptions(trials=128)).n_max
+    128
+    """
+    spec = registry.design
+    name = options.name or spec.name
+    params = dict(spec.params) if name == spec.name else {}
+    if name == "fixed":
+        if options.trials is not None:
+            params["trials"] = options.trials
+        for flag, value in (
+            ("--strict", options.strict),
+            ("--screen", options.screen),
+            ("--tau", options.tau),
+        ):
+            if value:
+                raise ConfigError(f"{flag} applies to the bayes design only")
+    else:
+        if options.trials is not None:
+            params["n_max"] = options.trials
+        if options.strict is not None:
+            params["strict"] = options.strict
+        if options.screen is not None:
+            params["screen"] = options.screen
+        if options.tau is not None:
+            params["tau"] = options.tau
+    return design_from_spec(
+        DesignSpec(name="fixed" if name == "fixed" else "bayes", params=params),
+        where=f"{registry.path}:design",
+    )
+
+
+def build_solver(registry: Registry, *, concurrency: int | None = None) -> Solver:
+    """The registry's solver (``concurrency`` overrides its setting)."""
+    spec = registry.solver
+    where = f"{registry.path}:solver"
+    if isinstance(spec, LLMSolverSpec):
+        from ragmeter.mining.llm_solver import LLMSolver
+
+        if concurrency is not None:
+            spec = spec.model_copy(update={"concurrency": concurrency})
+        return LLMSolver(spec, where=where)
+    paths = [str(registry.resolve(p)) for p in spec.python_path]
+    return load_python_solver(
+        spec.function,
+        python_path=paths,
+        kwargs=spec.kwargs,
+        concurrency=concurrency or spec.concurrency,
+        name=spec.name,
+        where=f"{where}.function",
+    )
+
+
+def build_validator(
+    bench: BenchmarkSpec, *, unsafe_no_sandbox: bool, sandbox_cache: dict[str, SandboxInfo]
+) -> Validator:
+    """The benchmark's validator; a pytest validator probes its sandbox once (and refuses to run without one)."""
+    spec = bench.validator
+    if isinstance(spec, AnswerValidatorSpec):
+        return AnswerValidator(
+            match=spec.match, fuzzy_threshold=spec.fuzzy_threshold, ignore_case=spec.ignore_case
+        )
+    if not isinstance(spec, PytestValidatorSpec):  # pragma: no cover - the union has two members
+        raise TypeError(f"unknown validator {spec!r}")
+    mode = "none" if unsafe_no_sandbox else spec.sandbox
+    if mode not in sandbox_cache:
+        sandbox_cache[mode] = probe(mode)
+    info = sandbox_cache[mode]
+    if info.kind == "unavailable":
+        raise ConfigError(
+            f"benchmark {bench.name!r} runs untrusted code but no sandbox works here: {info.reason}. "
+            "Install bubblewrap (apt-get install bubblewrap), or pass --unsafe-no-sandbox to run without one"
+        )
+    limits = SandboxLimits(
+        timeout_s=spec.timeout_s,
+        cpu_s=spec.cpu_s,
+        memory_mb=spec.memory_mb,
+        max_processes=spec.max_processes,
+        file_size_mb=spec.file_size_mb,
+    )
+    return PytestValidator(
+        info, limits, solution_file=spec.solution_file, pytest_args=tuple(spec.pytest_args)
+    )
+
+
+@dataclass
+class MiningOutcome:
+    """What a run did: every question's result, where things were written, and why it stopped early."""
+
+    mined: list[MinedQuestion]
+    out: Path
+    trials_dir: Path
+    design: Design
+    budget_stop: str | None = None
+    sandbox: dict[str, Any] | None = None
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def incomplete(self) -> list[MinedQuestion]:
+        """Questions not decided (failed trials, budget, or missing logs)."""
+        return [m for m in self.mined if m.conclusion is None]
+
+
+def _clean(out: Path, trials_dir: Path) -> None:
+    """``--fresh``: delete the trial logs this command wrote and the old dataset."""
+    if trials_dir.is_dir():
+        for log in trials_dir.glob("*.jsonl"):
+            log.unlink()
+        with contextlib.suppress(OSError):
+            trials_dir.rmdir()
+    out.unlink(missing_ok=True)
+
+
+def mine(
+    registry_path: str | Path,
+    out: str | Path,
+    *,
+    design_options: DesignOptions | None = None,
+    resume: bool = False,
+    fresh: bool = False,
+    recompute: bool = False,
+    unsafe_no_sandbox: bool = False,
+    only: Sequence[str] | None = None,
+    concurrency: int | None = None,
+    trials_dir: str | Path | None = None,
+    progress: Callable[[int], MiningProgress] | None = None,
+    notify: Callable[[str], None] | None = None,
+) -> MiningOutcome:
+    """Run (or resume, or recompute) the mining of a registry and write the dataset.
+
+    ``progress`` is called once with the number of questions and returns the progress sink.
+    """
+    registry = load_registry(registry_path)
+    out = Path(out)
+    logs = Path(trials_dir) if trials_dir is not None else default_trials_dir(out)
+    options = design_options or DesignOptions()
+    notify = notify or (lambda message: None)
+    if sum([resume, fresh, recompute]) > 1:
+        raise ConfigError("choose one of --resume, --fresh and --recompute")
+    registry_info = {"path": str(registry.path), "sha256": file_sha256(registry.path)}
+    if recompute:
+        if options.given():
+            raise ConfigError(
+                "--recompute takes the design from each trial log; drop --design/--trials/--strict/--screen/--tau"
+            )
+        return _recompute(registry, out, logs, only, registry_info, notify)
+    design = resolve_design(registry, options)
+    if fresh:
+        _clean(out, logs)
+    elif not resume and (out.exists() or (logs.is_dir() and any(logs.glob("*.jsonl")))):
+        raise ConfigError(
+            f"{out} or its trial logs in {logs} exist from an earlier run; pass --resume to continue or --fresh to start over"
+        )
+    selected = select_pairs(registry, only)
+    corpora = load_corpora(registry, sorted({b.corpus for b, _ in selected}))
+    questions = prepare_questions(registry, only=only, corpora=corpora)
+    corpora_info = {name: corpus.provenance for name, corpus in corpora.items()}
+    solver = build_solver(registry, concurrency=concurrency)
+    sandbox_cache: dict[str, SandboxInfo] = {}
+    validators = {
+        b.name: build_validator(b, unsafe_no_sandbox=unsafe_no_sandbox, sandbox_cache=sandbox_cache)
+        for b in registry.benchmarks
+        if any(q.benchmark == b.name for q in questions)
+    }
+    sandbox = None
+    if sandbox_cache:
+        info = next(iter(sandbox_cache.values()))
+        sandbox = info.to_dict()
+        if info.kind != "bwrap":
+            notify(f"warning: sandbox: {sandbox['description']}")
+        for note in info.notes:
+            notify(f"note: sandbox: {note}")
+    outcome = MiningOutcome([], out, logs, design, sandbox=sandbox)
+    stop = threading.Event()
+    sink = progress(len(questions)) if progress is not None else SilentProgress()
+    last_write = 0.0
+    try:
+        for index, question in enumerate(questions):
+            mined, budget = mine_question(
+                question,
+                design=design,
+                solver=solver,
+                validator=validators[question.benchmark],
+                log_path=logs / log_file_name(question.pair_id),
+                resume=resume,
+                progress=sink,
+                stop_event=stop,
+            )
+            outcome.mined.append(mined)
+            if budget is not None:
+                outcome.budget_stop = budget
+                break
+            if time.monotonic() - last_write >= WRITE_EVERY_S:  # the logs are the record; this is a view
+                _write(outcome, registry, registry_info, corpora_info, pending=len(questions) - index - 1)
+                last_write = time.monotonic()
+    finally:
+        solver.close()
+        if outcome.mined:  # also on Ctrl-C and errors: the dataset shows what was done
+            _write(
+                outcome, registry, registry_info, corpora_info, pending=len(questions) - len(outcome.mined)
+            )
+    return outcome
+
+
+def _write(
+    outcome: MiningOutcome,
+    registry: Registry,
+    registry_info: dict[str, Any],
+    corpora: dict[str, Any],
+    *,
+    pending: int,
+) -> None:
+    document = dataset_document(
+        outcome.mined,
+        dataset_path=outcome.out,
+        design=outcome.design,
+        dataset_seed=registry.seed,
+        registry=registry_info,
+        corpora=corpora,
+        sandbox=outcome.sandbox,
+        complete=pending == 0 and not outcome.incomplete,
+        pending=pending,
+    )
+    write_dataset(outcome.out, document)
+
+
+def _recompute(
+    registry: Registry,
+    out: Path,
+    logs: Path,
+    only: Sequence[str] | None,
+    registry_info: dict[str, Any],
+    notify: Callable[[str], None],
+) -> MiningOutcome:
+    from ragmeter.mining.validators import GroundTruth
+
+    mined: list[MinedQuestion] = []
+    design: Design | None = None
+    for bench, question in select_pairs(registry, only):
+        pair_id = bench.pair_id(question)
+        path = logs / log_file_name(pair_id)
+        if path.exists():
+            result = recompute_question(None, path)
+            design = design or result.design
+        else:
+            placeholder = MiningQuestion(
+                pair_id=pair_id,
+                benchmark=bench.name,
+                question_id=question.id,
+                query=question.question,
+                pool=Pool((), []),
+                seed=0,
+                truth=GroundTruth(),
+                task="answer",
+                solution_file=None,
+            )
+            result = MinedQuestion(
+                placeholder, design or BayesDesign(), None, path, None, {}, {}, error="no trial log"
+            )
+            notify(f"warning: {pair_id}: no trial log at {path}")
+        mined.append(result)
+    used = design or BayesDesign()
+    for m in mined:
+        if m.error == "no trial log":
+            m.design = used
+    outcome = MiningOutcome(mined, out, logs, used)
+    if len({json.dumps(m.design.block(), sort_keys=True) for m in mined}) > 1:
+        notify("warning: the trial logs were made with different designs; the header shows the first")
+    _write(outcome, registry, registry_info, {}, pending=0)
+    return outcome
