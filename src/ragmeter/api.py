@@ -18,9 +18,10 @@ import platform
 import re
 import time
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -48,6 +49,10 @@ from ragmeter.results import EvalResult
 from ragmeter.schema.outputs import SystemOutput
 from ragmeter.schema.rag import IndexStats
 from ragmeter.schema.samples import Sample
+
+if TYPE_CHECKING:
+    from ragmeter.eval_judges import AnswerJudgements, JudgeObserver
+    from ragmeter.judges import JudgeConfig
 
 DEFAULT_DATASET_METRICS = ("hit", "recall@k", "mrr", "ndcg")
 DEFAULT_TREC_METRICS = ("map", "mrr", "ndcg", "precision", "recall@k", "r-precision")
@@ -301,6 +306,12 @@ def evaluate(
     trec_compat: bool = False,
     snippet_matching: bool | None = None,
     index_stats: str | Path | IndexStats | None = None,
+    judge: JudgeConfig | Mapping[str, Any] | str | Path | bool | None = None,
+    judges: Sequence[str] | None = None,
+    judge_log: str | Path | None = None,
+    max_cost: float | None = None,
+    reliability: bool | None = None,
+    judge_observer: JudgeObserver | None = None,
 ) -> EvalResult:
     """Score recorded outputs against a dataset.
 
@@ -314,6 +325,18 @@ def evaluate(
     ``metrics.rag.snippet_matching``, on) makes listed snippets required.
     ``index_stats`` (or the config's ``index_stats``) adds the index coverage.
     See docs/rag.md.
+
+    LLM judges (docs/judges.md): ``judge`` is a judge config (``JudgeConfig``,
+    mapping, or a file with a ``judge:`` block; default: the config file's
+    ``judge:`` block; ``False``: no judging). With one, the answer-quality
+    metrics ``groundedness``, ``correctness``, ``factual_match`` and
+    ``fuzzy_match`` join the default metrics (``judges`` picks which judges;
+    with named ``metrics`` the judge metrics named decide), and the abstention
+    metrics use the abstention judge for outputs without ``abstained``.
+    ``judge_log`` is the resumable judge log (JSON Lines); ``max_cost`` (USD)
+    overrides ``judge.max_cost_usd``; ``reliability`` runs the spot-check
+    (default: when ``judge.reliability`` is configured); ``judge_observer``
+    hears the cost estimate and the progress.
     """
     _check_k(k)
     _check_level(relevance_level)
@@ -335,6 +358,7 @@ def evaluate(
             snippet_matching=snippet_matching,
             index_stats=index_stats,
             started=started,
+            judging=_JudgeArgs(judge, judges, judge_log, max_cost, reliability, judge_observer),
         )
     except RagmeterError as exc:
         raise _located(exc, where_of) from None
@@ -354,7 +378,9 @@ def _evaluate_loaded(
     snippet_matching: bool | None,
     index_stats: str | Path | IndexStats | None,
     started: float,
+    judging: _JudgeArgs | None = None,
 ) -> EvalResult:
+    judging = judging or _JudgeArgs()
     matched = match_ids(samples, outs)
     snippets = cfg.metrics.rag.snippet_matching if snippet_matching is None else snippet_matching
     anchors = match_anchors(samples, outs, snippet_matching=snippets)
@@ -362,13 +388,22 @@ def _evaluate_loaded(
     records = RagBatch(samples, [outs.get(s.id) for s in samples], anchors.facts, cfg.pricing)
     level = relevance_level if relevance_level is not None else cfg.metrics.retrieval.relevance_level
     names = list(metrics or cfg.metrics.retrieval.metrics or [])
+    named = bool(names)
+    judge_cfg = _judge_config(judging, cfg, cfg_path)
     if not names:
         by_ids = any(not s.has_anchors() and s.expected_output is not None for s in samples)
         rag_names = default_metrics(records)
         names = [*(DEFAULT_DATASET_METRICS if by_ids or not rag_names else ()), *rag_names]
+    if not named and judge_cfg is not None:
+        from ragmeter.eval_judges import default_judge_metrics
+
+        names = [*names, *default_judge_metrics(judging.judges)]
     if metrics is None and any(matched.answers):
         names = [*names, "containment"]
     resolved = _resolve_all(names)
+    default_k = k if k is not None else cfg.metrics.retrieval.default_k
+    sample_k = np.array([s.metadata.k or 0 for s in samples], dtype=np.int64)
+    judged = _judge(judging, judge_cfg, resolved, records, np.where(sample_k > 0, sample_k, default_k))
     inp = ScoringInput.from_table(
         table,
         relevance_level=level,
@@ -376,15 +411,18 @@ def _evaluate_loaded(
         answers=matched.answers,
         item_table=item_table,
         records=records,
+        judged=judged.values if judged is not None else None,
     )
-    default_k = k if k is not None else cfg.metrics.retrieval.default_k
-    sample_k = np.array([s.metadata.k or 0 for s in samples], dtype=np.int64)
     scored = score_metrics(resolved, inp, default_k=default_k, sample_k=sample_k, trec_compat=trec_compat)
     coverage, index_sources, index_warnings = _index_stats(index_stats, cfg, cfg_path)
     split, operational, details = _rag_sections(scored, records, sample_k, default_k)
     for qid, view in _query_views(samples, outs, item_table or table).items():
         details[qid] = view | details.get(qid, {})
     warnings = [*matched.warnings, *anchors.warnings, *index_warnings]
+    if judged is not None:
+        warnings.extend(judged.warnings)
+        for qid, line in judged.details.items():
+            details[qid] = details.get(qid, {}) | line
     if any(m.definition.family == "recency_rule_pass" for m in resolved) and any(
         s.recency_conflict_rule == "acknowledge_both" for s in samples
     ):
@@ -412,6 +450,8 @@ def _evaluate_loaded(
         "inputs": inputs | index_sources,
         "elapsed_seconds": round(time.perf_counter() - started, 6),
     }
+    if judged is not None:
+        provenance["judge"] = judged.provenance
     result = _assemble(
         [s.id for s in samples],
         scored,
@@ -425,7 +465,61 @@ def _evaluate_loaded(
             "operational": operational,
             "index_coverage": coverage,
             "query_details": details,
+            "judge_reliability": judged.reliability if judged is not None else {},
         }
+    )
+
+
+@dataclass(frozen=True)
+class _JudgeArgs:
+    """The judge arguments of :func:`evaluate`, carried as one value."""
+
+    judge: JudgeConfig | Mapping[str, Any] | str | Path | bool | None = None
+    judges: Sequence[str] | None = None
+    log: str | Path | None = None
+    max_cost: float | None = None
+    reliability: bool | None = None
+    observer: JudgeObserver | None = None
+
+
+def _judge_config(judging: _JudgeArgs, cfg: RagmeterConfig, cfg_path: Path | None) -> JudgeConfig | None:
+    """The judge config from the argument, else the config file's ``judge:`` block (``None``: no judge)."""
+    block = (cfg.model_extra or {}).get("judge")
+    if judging.judge is None and block is None and judging.max_cost is None:
+        return None  # the common case: no judge anywhere, nothing to import
+    from ragmeter.eval_judges import load_eval_judge_config
+
+    return load_eval_judge_config(
+        judging.judge, config_block=block, config_path=cfg_path, max_cost=judging.max_cost
+    )
+
+
+def _judge(
+    judging: _JudgeArgs,
+    judge_cfg: JudgeConfig | None,
+    resolved: Sequence[ResolvedMetric],
+    records: RagBatch,
+    sample_k: np.ndarray[Any, np.dtype[np.int64]],
+) -> AnswerJudgements | None:
+    """Run the judges the resolved metrics need (none: ``None``)."""
+    families = [m.definition.family for m in resolved]
+    needs_judge = any(m.definition.needs == "judge" for m in resolved)
+    if judge_cfg is None and judging.judges is None and not needs_judge:
+        return None
+    from ragmeter.eval_judges import judge_answers, plan_judging
+
+    plan = plan_judging(families, judges=judging.judges, configured=judge_cfg is not None)
+    if not plan.needs_llm and not plan.fuzzy:
+        return None
+    return judge_answers(
+        records.samples,
+        records.outputs,
+        plan=plan,
+        config=judge_cfg,
+        sample_k=[int(k) for k in sample_k],
+        log_path=Path(judging.log) if judging.log is not None else None,
+        reliability=judging.reliability,
+        observer=judging.observer,
     )
 
 

@@ -6,8 +6,11 @@ could not score (``n_skipped``).
 
 Whole-RAG runs add ``breakdowns`` (dimension → value → metric → ``{mean, n}``),
 ``operational`` (run-level totals: tokens, cost, failures, suite time) and
-``index_coverage`` (from an index-statistics file). Per-query details (the
-sample's dimension values, why a metric left a query unscored) go to the
+``index_coverage`` (from an index-statistics file). Judged runs add
+``judge_reliability`` (judge metric → ``{disagreement_rate, kappa, spot_check_n, …}``)
+when the reliability spot-check ran, and the judge provenance and usage under
+``provenance["judge"]``. Per-query details (the sample's dimension values, why
+a metric left a query unscored, the judges' inputs and raw replies) go to the
 ``per_query.jsonl`` lines only.
 
 >>> r = EvalResult(aggregate={"mrr": 0.5}, per_query={"q": {"mrr": 0.5}}, n_queries=1,
@@ -42,13 +45,18 @@ class EvalResult(BaseModel):
     breakdowns: dict[str, dict[str, dict[str, dict[str, float | int | None]]]] = Field(default_factory=dict)
     operational: dict[str, Any] = Field(default_factory=dict)
     index_coverage: dict[str, Any] | None = None
+    judge_reliability: dict[str, dict[str, Any]] = Field(default_factory=dict)
+    """Judge metric → the reliability spot-check's numbers (empty when it did not run)."""
     query_details: dict[str, dict[str, Any]] = Field(default_factory=dict, exclude=True)
     """Per query: extra keys for its ``per_query.jsonl`` line (dimension values, ``unscored`` reasons)."""
 
     def to_json_dict(self) -> dict[str, Any]:
-        """The JSON object (plain dicts and lists); empty ``operational``/``index_coverage`` are left out."""
+        """The JSON object (plain dicts and lists); empty optional sections are left out.
+
+        The optional sections: ``operational``, ``index_coverage``, ``judge_reliability``.
+        """
         data = self.model_dump(mode="json")
-        for key in ("operational", "index_coverage"):
+        for key in ("operational", "index_coverage", "judge_reliability"):
             if not data.get(key):
                 data.pop(key, None)
         return data

@@ -136,7 +136,8 @@ REFERENCE: dict[str, Callable[[Query, int | None, float | None], float]] = {
 def test_every_covered_metric_has_a_reference_implementation() -> None:
     missing = [m.family for m in COVERED if m.family not in REFERENCE]
     assert not missing, f"add a reference implementation to this file for: {missing}"
-    assert {m.needs for m in METRICS} <= {"relevant", "answer", "sample"}, (
+    # "judge" metrics read precomputed verdicts; their properties: tests/judge_eval/test_judge_eval_metrics.py
+    assert {m.needs for m in METRICS} <= {"relevant", "answer", "sample", "judge"}, (
         "a new kind of metric input: extend the property tests"
     )
     assert len(COVERED) >= 9

@@ -31,7 +31,9 @@ class JudgeConsole:
         self._progress: Progress | None = None
         self._tasks: dict[str, TaskID] = {}
 
-    def estimated(self, estimate: CostEstimate, *, n_items: int, max_cost_usd: float | None) -> None:
+    def estimated(
+        self, estimate: CostEstimate, *, n_items: int, max_cost_usd: float | None, spot_check: bool
+    ) -> None:
         """Print the cost estimate before any judge call."""
         if estimate.cost_usd_max is None:
             cost = "cost unknown: no price for the judge model (set judge.prices)"
@@ -44,8 +46,10 @@ class JudgeConsole:
         )
         self.err.print(
             f"judging {n_items} answer(s): {estimate.planned_calls} judge call(s){extra}, "
-            f"{estimate.cached_calls} from the cache; {cost}",
+            f"{estimate.cached_calls} from the cache; {cost}"
+            + ("; the reliability spot-check re-judges a subset on top" if spot_check else ""),
             highlight=False,
+            soft_wrap=True,
         )
         if max_cost_usd is not None:
             self.err.print(
@@ -87,6 +91,7 @@ class JudgeConsole:
             self.err.print(
                 f"[yellow]judge:[/] stopped before spending more: {escape(run.usage.budget_message or '')}",
                 highlight=False,
+                soft_wrap=True,
             )
 
     def close(self) -> None:

@@ -4,11 +4,13 @@
 ('0.1235', '—')
 >>> fmt_cell({"mean": 0.5, "n": 4}), fmt_cell(None)
 ('0.5000 (4)', '')
+>>> fmt_reliability({"disagreement_rate": 0.15, "kappa": 0.62, "spot_check_n": 20})
+'15% disagree, kappa 0.62, n 20'
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from rich.console import Console
@@ -25,25 +27,70 @@ def fmt_value(value: float | None) -> str:
     return "—" if value is None else f"{value:.4f}"
 
 
+def fmt_reliability(stats: Mapping[str, Any] | None) -> str:
+    """A judge metric's spot-check as ``rate disagree, kappa K, n N``; empty without one."""
+    if not stats:
+        return ""
+    rate = stats.get("disagreement_rate")
+    kappa = stats.get("kappa")
+    rate_text = "—" if not isinstance(rate, int | float) else f"{rate:.0%}"
+    kappa_text = "—" if not isinstance(kappa, int | float) else f"{kappa:.2f}"
+    return f"{rate_text} disagree, kappa {kappa_text}, n {stats.get('spot_check_n', 0)}"
+
+
 def metrics_table(result: EvalResult, *, title: str = "ragmeter") -> Table:
-    """A table of every aggregate with its counts and cutoff."""
+    """A table of every aggregate with its counts and cutoff (and the judge spot-check, when run)."""
     table = Table(title=title, title_justify="left")
     table.add_column("metric")
     table.add_column("mean", justify="right")
     table.add_column("scored", justify="right")
     table.add_column("skipped", justify="right")
     table.add_column("k", justify="right")
+    reliability = result.judge_reliability
+    if reliability:
+        table.add_column("judge reliability")
     metric_info = result.provenance.get("metrics", {})
     for name, mean in result.aggregate.items():
         k = metric_info.get(name, {}).get("k")
-        table.add_row(
+        cells = [
             name,
             fmt_value(mean),
             str(result.n_scored.get(name, "")),
             str(result.n_skipped.get(name, "")),
             "" if k is None else str(k),
-        )
+        ]
+        if reliability:
+            cells.append(fmt_reliability(reliability.get(name)))
+        table.add_row(*cells)
     return table
+
+
+def judge_lines(result: EvalResult) -> list[str]:
+    """Lines on the judge run: model, calls, cache hits, tokens and cost.
+
+    Also the spot-check of judge metrics without a row of their own (the
+    abstention judge's ``abstained``).
+    """
+    info = result.provenance.get("judge") or {}
+    usage = info.get("usage")
+    lines = []
+    if isinstance(usage, dict):
+        judge = info.get("judge") or {}
+        second = (info.get("reliability") or {}).get("model")
+        cost = usage.get("cost_usd")
+        cost_text = "cost unknown (no price for the model)" if cost is None else f"{cost:.6g} USD"
+        lines.append(
+            f"judge {judge.get('model', '?')}"
+            + (f" (spot-check: {second})" if second else "")
+            + f": {usage.get('calls', 0)} calls, "
+            f"{usage.get('cache_hits', 0)} from the cache, "
+            f"{usage.get('prompt_tokens', 0) + usage.get('completion_tokens', 0)} tokens, {cost_text}"
+            + (" — stopped at the budget" if usage.get("budget_exhausted") else "")
+        )
+    for name, stats in result.judge_reliability.items():
+        if name not in result.aggregate:
+            lines.append(f"judge reliability ({name}): {fmt_reliability(stats)}")
+    return lines
 
 
 def fmt_cell(cell: dict[str, Any] | None) -> str:
@@ -135,6 +182,8 @@ def print_result(
     if result.n_missing_output:
         console.print(f", {result.n_missing_output} without output (scored as empty)", end="")
     console.print()
+    for line in judge_lines(result):
+        console.print(escape(line), highlight=False, soft_wrap=True)
     shown = (
         result.breakdowns
         if breakdowns is None

@@ -39,6 +39,10 @@ class JudgeItem(BaseModel):
     abstained: bool | None = Field(
         default=None, description="The system's own flag; the judge is the fallback."
     )
+    judges: tuple[str, ...] | None = Field(
+        default=None,
+        description="Only these judges for this item (default: every judge of the run).",
+    )
 
     def expected_answers(self) -> list[str]:
         """The acceptable answers as a list (empty when there is none)."""

@@ -60,6 +60,9 @@ _PROMPTS_OF = {
 ItemLike = JudgeItem | Mapping[str, Any]
 PairLike = RelevancePair | Mapping[str, Any]
 ConfigLike = JudgeConfig | Mapping[str, Any] | str | Path
+Progress = Callable[[str, int, int], None]
+"""``progress(phase, done, total)``: ``phase`` is ``"judging"`` or ``"spot-check"``; called with
+``done=0`` when a phase starts and after every judgement made (not for outcomes taken from the log)."""
 
 
 @dataclass
@@ -164,6 +167,8 @@ def _plan_items(
     units: list[_Unit] = []
     for item in items:
         for judge in judges:
+            if item.judges is not None and judge not in item.judges:
+                continue
             if judge == "factual_match":
                 units.extend(_factual(item, cfg, tag))
             elif judge == "abstention" and item.abstained is not None:
@@ -329,17 +334,38 @@ class _Session:
             self.cache.close()
 
 
+def _reusable(unit: _Unit, logged: JudgeOutcome) -> bool:
+    """Whether a logged outcome still answers ``unit``: it was made from the same judge inputs.
+
+    A changed answer, context or expected answer under the same item id is
+    judged again, never served stale from the log.
+    """
+    if unit.run is None:
+        return unit.immediate is not None and logged.model_dump() == unit.immediate.model_dump()
+    if not unit.prompts:
+        return True
+    variables = unit.prompts[0][1]
+    return all(logged.inputs.get(name) == value for name, value in variables.items())
+
+
 def _execute_units(
-    units: Sequence[_Unit], engine: Engine, *, log: RunLog | None, concurrency: int
-) -> tuple[dict[str, JudgeOutcome], int]:
-    """Run every unit not already in the log; return outcomes by key and how many came from the log."""
+    units: Sequence[_Unit],
+    engine: Engine,
+    *,
+    log: RunLog | None,
+    concurrency: int,
+    progress: Progress | None = None,
+    phase: str = "judging",
+) -> tuple[dict[str, JudgeOutcome], set[str]]:
+    """Run every unit not already in the log; return outcomes by key and the keys taken from the log."""
     results: dict[str, JudgeOutcome] = {}
-    resumed = 0
+    resumed: set[str] = set()
     pending: list[tuple[_Unit, Callable[[Engine], JudgeOutcome]]] = []
     for unit in units:
-        if log is not None and unit.key in log.done:
-            results[unit.key] = log.done[unit.key]
-            resumed += 1
+        logged = log.done.get(unit.key) if log is not None else None
+        if logged is not None and _reusable(unit, logged):
+            results[unit.key] = logged
+            resumed.add(unit.key)
         elif unit.run is not None:
             pending.append((unit, unit.run))
         elif unit.immediate is not None:
@@ -348,6 +374,9 @@ def _execute_units(
                 log.append(unit.immediate)
     if not pending:
         return results, resumed
+    done_count = 0
+    if progress is not None:
+        progress(phase, 0, len(pending))
     executor = ThreadPoolExecutor(max_workers=concurrency, thread_name_prefix="ragmeter-judge")
     try:
         futures: dict[Future[JudgeOutcome], _Unit] = {}
@@ -363,6 +392,9 @@ def _execute_units(
                 results[unit.key] = outcome
                 if log is not None:
                     log.append(outcome)
+                done_count += 1
+                if progress is not None:
+                    progress(phase, done_count, len(pending))
     finally:
         executor.shutdown(wait=True, cancel_futures=True)
     return results, resumed
@@ -375,7 +407,7 @@ class _SpotCheck:
     outcomes: list[JudgeOutcome]
     info: dict[str, Any]
     stats: dict[str, ReliabilityStats]
-    resumed: int
+    resumed: set[str]
 
 
 def _second_engine(
@@ -417,6 +449,7 @@ def _spot_check(
     primary: Sequence[JudgeOutcome],
     plan: Callable[[str | None], list[_Unit]],
     log: RunLog | None,
+    progress: Progress | None = None,
 ) -> _SpotCheck:
     """Re-judge a seeded subset of the judged units with ``second`` and compare."""
     rel = cfg.reliability
@@ -427,7 +460,9 @@ def _spot_check(
     judged = sorted({u.unit_id for u in units if u.run is not None})
     chosen = set(select_subset(judged, fraction=rel.fraction, min_n=rel.min_n, n=rel.n, seed=rel.seed))
     rel_units = [u for u in plan(tag) if u.unit_id in chosen and u.run is not None]
-    results, resumed = _execute_units(rel_units, second, log=log, concurrency=cfg.concurrency)
+    results, resumed = _execute_units(
+        rel_units, second, log=log, concurrency=cfg.concurrency, progress=progress, phase="spot-check"
+    )
     outcomes = [results[u.key].model_copy(update={"role": "reliability"}) for u in rel_units]
     option = []
     if (second.endpoint.model, second.endpoint.base_url) != (first.endpoint.model, first.endpoint.base_url):
@@ -459,6 +494,7 @@ def _run(
     log_path: str | Path | None,
     resume: bool,
     reliability: bool | None,
+    progress: Progress | None = None,
 ) -> JudgeRun:
     started = datetime.now(UTC).isoformat(timespec="seconds")
     session = _Session(cfg)
@@ -483,18 +519,28 @@ def _run(
                 log_path, fingerprint=fingerprint, resume=resume, header={"created_at": started}
             )
         try:
-            results, resumed = _execute_units(units, engine, log=log, concurrency=cfg.concurrency)
+            results, resumed = _execute_units(
+                units, engine, log=log, concurrency=cfg.concurrency, progress=progress
+            )
             primary = [results[u.key] for u in units]
             spot = None
             if second is not None:
                 spot = _spot_check(
-                    second, engine, cfg=cfg, judges=judges, units=units, primary=primary, plan=plan, log=log
+                    second,
+                    engine,
+                    cfg=cfg,
+                    judges=judges,
+                    units=units,
+                    primary=primary,
+                    plan=plan,
+                    log=log,
+                    progress=progress,
                 )
         finally:
             if log is not None:
                 log.close()
         second_outcomes = spot.outcomes if spot is not None else []
-        from_log = set(log.done) if log is not None else set()
+        from_log = resumed | (spot.resumed if spot is not None else set())
         usage = UsageTotals(max_cost_usd=cfg.max_cost_usd)
         for outcome in [*primary, *second_outcomes]:
             if outcome.key not in from_log:
@@ -524,7 +570,7 @@ def _run(
         estimate=estimate,
         judge_reliability=spot.stats if spot is not None else {},
         provenance=provenance,
-        resumed=resumed + (spot.resumed if spot is not None else 0),
+        resumed=len(from_log),
     )
 
 
@@ -581,6 +627,16 @@ def _provenance(
     }
 
 
+def _check_item_judges(items: Sequence[JudgeItem]) -> None:
+    for index, item in enumerate(items):
+        for name in item.judges or ():
+            if name not in DEFAULT_JUDGES:
+                raise ConfigError(
+                    f"unknown judge {name!r} (known: {', '.join(DEFAULT_JUDGES)})",
+                    where=f"items[{index}].judges",
+                )
+
+
 def _check_unique(ids: Sequence[str], label: str) -> None:
     seen: set[str] = set()
     for index, value in enumerate(ids):
@@ -597,16 +653,19 @@ def run_judges(
     log_path: str | Path | None = None,
     resume: bool = True,
     reliability: bool | None = None,
+    progress: Progress | None = None,
 ) -> JudgeRun:
     """Judge answered questions: groundedness, correctness, abstention, factual match (+ fuzzy match).
 
     ``items`` are :class:`~ragmeter.judges.items.JudgeItem` or mappings with the
     same fields (``id``, ``question``, ``answer``, ``contexts``,
-    ``expected_answer``, ``abstained``). Outcomes are appended
+    ``expected_answer``, ``abstained``, and ``judges`` to run only some of the
+    run's judges on an item). Outcomes are appended
     to ``log_path`` (JSON Lines) as they complete; with ``resume`` an existing
-    log is continued and its items are not judged again. ``reliability``
-    (default: when ``judge.reliability`` is configured) re-judges a seeded
-    subset with the second judge.
+    log is continued and its items are not judged again (unless their judge
+    inputs changed). ``reliability`` (default: when ``judge.reliability`` is
+    configured) re-judges a seeded subset with the second judge. ``progress``
+    is called as judgements complete (see :data:`Progress`).
 
     >>> run = run_judges([{"id": "q1", "question": "?", "answer": "I don't know.", "abstained": True}],
     ...                  config={"base_url": "http://127.0.0.1:9/v1", "model": "m", "cache": False},
@@ -620,6 +679,7 @@ def run_judges(
     names = _check_judges(judges)
     checked = coerce(JudgeItem, items, label="items")
     _check_unique([i.id for i in checked], "items")
+    _check_item_judges(checked)
     return _run(
         cfg=cfg,
         judges=names,
@@ -627,6 +687,7 @@ def run_judges(
         log_path=log_path,
         resume=resume,
         reliability=reliability,
+        progress=progress,
     )
 
 
@@ -637,6 +698,7 @@ def label_relevance(
     log_path: str | Path | None = None,
     resume: bool = True,
     reliability: bool | None = None,
+    progress: Progress | None = None,
 ) -> JudgeRun:
     """Label (task, result) pairs with 0-4 gains; ``JudgeRun.gains()`` gives ``query -> result -> gain``.
 
@@ -655,6 +717,7 @@ def label_relevance(
         log_path=log_path,
         resume=resume,
         reliability=reliability,
+        progress=progress,
     )
 
 
@@ -665,6 +728,7 @@ def estimate_cost(
     cfg = load_judge_config(config)
     names = _check_judges(judges)
     checked = coerce(JudgeItem, items, label="items")
+    _check_item_judges(checked)
     session = _Session(cfg, create_cache=False)
     try:
         engine = session.engine(

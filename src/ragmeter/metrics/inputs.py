@@ -2,7 +2,9 @@
 
 Anchor matching also fills :attr:`ScoringInput.items` (one gain per ranked
 chunk, for precision) and :attr:`ScoringInput.records` (samples, outputs and
-matched anchor facts, for the whole-RAG and operational metrics). Per-sample
+matched anchor facts, for the whole-RAG and operational metrics). Judge verdicts,
+made before scoring (see :mod:`ragmeter.eval_judges`), arrive as plain
+:class:`JudgedValue` series in :attr:`ScoringInput.judged`. Per-sample
 kernels return :class:`SampleScores`: values, which queries were scored, and why
 the others were not.
 
@@ -14,6 +16,7 @@ the others were not.
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -36,6 +39,18 @@ class SampleScores:
 
 
 @dataclass(frozen=True)
+class JudgedValue:
+    """A judge verdict for one query, made before scoring: a value, or why there is none.
+
+    >>> JudgedValue(4.0), JudgedValue(None, "no_context: no context chunks were given").reason
+    (JudgedValue(value=4.0, reason=''), 'no_context: no context chunks were given')
+    """
+
+    value: float | None
+    reason: str = ""
+
+
+@dataclass(frozen=True)
 class ScoringInput:
     """Everything the kernels may read for Q queries, aligned by query index."""
 
@@ -48,6 +63,8 @@ class ScoringInput:
     ``None`` means the same as :attr:`ranked`."""
     records: RagBatch | None = None
     """Samples, outputs and anchor facts, for the per-sample (whole-RAG, operational) metrics."""
+    judged: Mapping[str, Sequence[JudgedValue]] | None = None
+    """Judge metric name (``groundedness``, ``abstained``, …) → one verdict per query."""
 
     @classmethod
     def from_table(
@@ -59,10 +76,11 @@ class ScoringInput:
         answers: list[list[str]] | None = None,
         item_table: RelevanceTable | None = None,
         records: RagBatch | None = None,
+        judged: Mapping[str, Sequence[JudgedValue]] | None = None,
     ) -> ScoringInput:
-        """Wrap a relevance table (and optional texts/answers/item table/records) for scoring."""
+        """Wrap a relevance table (and optional texts/answers/item table/records/verdicts) for scoring."""
         items = Ranked(item_table, relevance_level) if item_table is not None else None
-        return cls(table.query_ids, Ranked(table, relevance_level), texts, answers, items, records)
+        return cls(table.query_ids, Ranked(table, relevance_level), texts, answers, items, records, judged)
 
     def item_view(self) -> Ranked:
         """Per-item relevance (for precision): :attr:`items` when set, else :attr:`ranked`."""

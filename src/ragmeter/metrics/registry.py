@@ -12,6 +12,8 @@ one kernel function, one entry here and one test.
 'recall'
 >>> resolve_metric("recall_all").name, resolve_metric("latency_p95.retrieval").name
 ('recall_all@k', 'latency_p95.retrieval')
+>>> get_metric("groundedness").needs, resolve_metric("fuzzy").name
+('judge', 'fuzzy_match')
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from ragmeter.errors import MetricNameError
-from ragmeter.metrics import operational, rag, ranking
+from ragmeter.metrics import judged, operational, rag, ranking
 from ragmeter.metrics.containment import containment
 from ragmeter.metrics.inputs import SampleScores, ScoringInput
 from ragmeter.metrics.names import DEFAULT_K, MetricName, parse_metric_name, register_family
@@ -30,14 +32,14 @@ from ragmeter.metrics.relevance import FloatArray, Int64Array, Ranked
 Kernel = Callable[[ScoringInput, Int64Array | None], FloatArray]
 SampleKernel = Callable[[ScoringInput, Int64Array | None, MetricName], SampleScores]
 Cutoff = Literal["default", "optional", "none"]
-Needs = Literal["relevant", "answer", "sample"]
+Needs = Literal["relevant", "answer", "sample", "judge"]
 
 
 @dataclass(frozen=True)
 class PerSample:
-    """A per-sample kernel (``needs="sample"``): it gets its parsed name, reads the records.
+    """A per-sample kernel (``needs="sample"`` or ``"judge"``): records or verdicts in, scores out.
 
-    It says itself which queries it scored and why it left the others out.
+    It gets its parsed name and says itself which queries it scored and why it left the others out.
     """
 
     fn: SampleKernel
@@ -55,7 +57,9 @@ class MetricDef:
     cutoff; ``none``: the metric takes no cutoff."""
     needs: Needs
     """``relevant``: scorable when the query has a relevant item; ``answer``: when it has an
-    expected answer; ``sample``: the kernel (a :class:`PerSample`) decides per query."""
+    expected answer; ``sample``: the kernel (a :class:`PerSample`) decides per query;
+    ``judge``: a :class:`PerSample` kernel over verdicts an LLM judge made before scoring
+    (:attr:`ScoringInput.judged <ragmeter.metrics.inputs.ScoringInput.judged>`)."""
     formula: str
     description: str
     binary: bool = True
@@ -232,37 +236,90 @@ METRICS: tuple[MetricDef, ...] = (
     MetricDef(
         "abstention_accuracy",
         ("abstention",),
-        PerSample(rag.abstention_accuracy),
+        PerSample(judged.with_judged_abstention(rag.abstention_accuracy)),
         "none",
         "sample",
         "1 if the system abstained (answerable: false samples)",
         "Does the system refuse when the notes cannot answer?",
         binary=False,
-        fields=("answerable", "output.abstained"),
+        fields=("answerable", "output.abstained", "judge: abstention (fallback)"),
     ),
     MetricDef(
         "hallucination_rate_unanswerable",
         ("hallucination_rate", "hallucination_unanswerable"),
-        PerSample(rag.hallucination_unanswerable),
+        PerSample(judged.with_judged_abstention(rag.hallucination_unanswerable)),
         "none",
         "sample",
         "1 if the system did not abstain (answerable: false samples) = 1 - abstention_accuracy",
         "How often does the system answer a question the notes cannot answer?",
         binary=False,
         higher_is_better=False,
-        fields=("answerable", "output.abstained"),
+        fields=("answerable", "output.abstained", "judge: abstention (fallback)"),
     ),
     MetricDef(
         "false_abstention_rate",
         ("false_abstention",),
-        PerSample(rag.false_abstention),
+        PerSample(judged.with_judged_abstention(rag.false_abstention)),
         "none",
         "sample",
         "1 if the system abstained (answerable samples)",
         "How often does the system refuse a question it should answer?",
         binary=False,
         higher_is_better=False,
-        fields=("answerable", "output.abstained"),
+        fields=("answerable", "output.abstained", "judge: abstention (fallback)"),
+    ),
+    # -- answer quality from LLM judges (metrics/judged.py; docs/judges.md) --
+    MetricDef(
+        "groundedness",
+        (),
+        PerSample(judged.groundedness),
+        "none",
+        "judge",
+        "judge score 0-5 over the top-k chunk texts: 5 every claim supported and the major ones cited; "
+        "3 mixed; 1 contradicts the context; 0 unrelated",
+        "Are the answer's claims supported by the retrieved context? (LLM judge; answerable questions)",
+        binary=False,
+        reference="rag-core-evaluation-metrics.md §6",
+        fields=("output.answer", "output.retrieved[].text"),
+    ),
+    MetricDef(
+        "correctness",
+        ("answer_correctness",),
+        PerSample(judged.correctness),
+        "none",
+        "judge",
+        "judge score 0-5 from question, answer, context and metadata.expected_answer: 5 fully correct "
+        "and complete … 0 completely wrong",
+        "Does the answer correctly address the question? (LLM judge; answerable questions)",
+        binary=False,
+        reference="rag-core-evaluation-metrics.md §7",
+        fields=("input.question", "output.answer", "output.retrieved[].text", "metadata.expected_answer"),
+    ),
+    MetricDef(
+        "factual_match",
+        ("factual", "gptscore"),
+        PerSample(judged.factual_match),
+        "none",
+        "judge",
+        "1 if fuzzy match and the factual-match judge agree on a match; when they disagree, the "
+        "verification pass decides",
+        "Does the answer state the expected answer's facts? (LLM judge + fuzzy match; needs an expected answer)",
+        binary=False,
+        reference="qa-retriever-and-answer-metrics.md (GPTScore)",
+        fields=("input.question", "output.answer", "metadata.expected_answer"),
+    ),
+    MetricDef(
+        "fuzzy_match",
+        ("fuzzy",),
+        PerSample(judged.fuzzy_match),
+        "none",
+        "judge",
+        "1 if an expected answer scores >= judge.fuzzy_threshold (default 90) in rapidfuzz "
+        "partial_ratio against the answer (NFKC, case-fold, punctuation removed)",
+        "Is the expected answer (fuzzily) in the answer? (no LLM; needs an expected answer)",
+        binary=False,
+        reference="qa-retriever-and-answer-metrics.md (Fuzzy Match)",
+        fields=("output.answer", "metadata.expected_answer"),
     ),
     # -- operational metrics (metrics/operational.py; docs/rag.md) --
     MetricDef(
