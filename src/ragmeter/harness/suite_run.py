@@ -10,7 +10,6 @@ and an uninterrupted one score the same way.
 from __future__ import annotations
 
 import asyncio
-import inspect
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -111,19 +110,16 @@ def _evaluate(
 ) -> EvalResult:
     from ragmeter.api import evaluate
 
-    accepted = inspect.signature(evaluate).parameters
-    extra: dict[str, Any] = {}
-    if index_stats is not None and "index_stats" in accepted:
-        extra["index_stats"] = index_stats
-    if loaded.suite.judge is not None and "judge" in accepted:
-        extra["judge"] = loaded.suite.judge
+    judged = loaded.suite.judge is not None
     return evaluate(
         loaded.dataset_path,
         outputs,
         metrics=loaded.suite.metrics,
         k=loaded.suite.k,
         config=config,
-        **extra,
+        index_stats=index_stats,
+        judge=loaded.suite.judge,
+        judge_log=outputs.parent / "judge_log.jsonl" if judged else None,
     )
 
 
