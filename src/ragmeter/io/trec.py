@@ -5,10 +5,11 @@ Qrels lines are ``qid iter docno rel``; run lines are ``qid Q0 docno rank score 
 ignored too: order comes from the score). Lines starting with ``#`` and blank
 lines are skipped.
 
-Large files take a fast columnar path (pyarrow's multi-threaded CSV reader). Any
-irregularity (comments, uneven spacing, extra words, a bad value) sends the file
-to an exact line-by-line reader, which also produces the error messages, so
-every error names the file and line.
+Files take a fast columnar path (pyarrow's CSV reader; large files in slices on
+all cores, see :func:`_fast_columns`). Any irregularity (comments, uneven
+spacing, extra words, a bad value) sends the file to an exact line-by-line
+reader, which also produces the error messages, so every error names the file
+and line.
 
 >>> import tempfile, pathlib
 >>> d = pathlib.Path(tempfile.mkdtemp())
@@ -20,20 +21,55 @@ every error names the file and line.
 
 from __future__ import annotations
 
+import contextlib
 import math
+import mmap
+from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
 import pyarrow.csv as pacsv
 from numpy.typing import NDArray
 
 from ragmeter.errors import InputError
+from ragmeter.io.docnos import (
+    Docnos,
+    KeyIndex,
+    docno_hashes,
+    pair_keys,
+    paired_words,
+    string_bounds,
+    topic_keys,
+)
+from ragmeter.io.docnos import numpy_view as numpy_view  # re-exported: it used to live here
+from ragmeter.io.docnos import string_array as string_array  # re-exported: it used to live here
 
 RUN_FIELDS = "qid Q0 docid rank score tag"
 QRELS_FIELDS = "qid iter docid rel"
+
+_BLOCK_SIZE = 1 << 23
+"""Bytes per parse block: 8 MiB keeps the parser's peak memory low at full speed."""
+
+_SLICE_BYTES = 1 << 26
+"""Large files are cut at line ends into slices of about 64 MiB, parsed in parallel.
+
+Each thread parses its slices single-threaded and hashes their docnos at once;
+that keeps every core busy and costs less CPU than pyarrow's own multi-threaded
+parse of the whole file followed by the hashing."""
+
+_PARALLEL_BYTES = 1 << 25
+"""Files smaller than 32 MiB are parsed in one piece."""
+
+_COMPRESSED = (".gz", ".bz2", ".lz4", ".zst", ".zstd", ".br")
+"""Suffixes pyarrow decompresses on the fly: such files are parsed in one piece."""
+
+_TOPIC_TYPE = pa.dictionary(pa.int32(), pa.string())
+"""Topic ids are dictionary-encoded while parsing: no string per line, and codes for free."""
 
 
 @dataclass(frozen=True)
@@ -43,11 +79,26 @@ class TrecQrels:
     path: str
     topics: list[str]
     topic_code: NDArray[np.int32]
-    docno: pa.Array
+    docno: Docnos
     rel: NDArray[np.float64]
 
     def __len__(self) -> int:
         return len(self.rel)
+
+    @cached_property
+    def keys(self) -> NDArray[np.uint64]:
+        """:func:`pair_keys` of every judgment."""
+        return pair_keys(self.docno, topic_keys(self.topics)[self.topic_code])
+
+    @cached_property
+    def index(self) -> KeyIndex:
+        """A hash index of :attr:`keys` (see :func:`judged_lines`)."""
+        return KeyIndex(self.keys)
+
+    def topic_index(self, topics: Sequence[str]) -> NDArray[np.int32]:
+        """Each of ``topics`` as an index into :attr:`topics` (-1: not judged)."""
+        position = {t: i for i, t in enumerate(self.topics)}
+        return np.array([position.get(t, -1) for t in topics], dtype=np.int32)
 
 
 @dataclass(frozen=True)
@@ -57,9 +108,17 @@ class TrecRun:
     path: str
     topics: list[str]
     topic_code: NDArray[np.int32]
-    docno: pa.Array
+    docno: Docnos
     score: NDArray[np.float64]
     notes: list[str] = field(default_factory=list)
+    line_keys: NDArray[np.uint64] | None = field(default=None, repr=False)
+    """:func:`pair_keys` of every line, when the reader computed them on the way."""
+    unique_pairs: bool = False
+    """True when the reader made sure that no (topic, docno) pair repeats."""
+    judged: tuple[TrecQrels, NDArray[np.int64], NDArray[np.signedinteger[Any]]] | None = field(
+        default=None, repr=False
+    )
+    """With ``read_run(..., qrels=q)``: ``q``, and :func:`judged_lines` for it, found while reading."""
 
     def __len__(self) -> int:
         return len(self.score)
@@ -68,47 +127,278 @@ class TrecRun:
         """The docnos as Python strings (for small runs and tests)."""
         return [str(x) for x in self.docno.to_pylist()]
 
-
-def _encode(values: pa.Array) -> tuple[list[str], NDArray[np.int32]]:
-    """Dictionary-encode a string column: (unique values in first-seen order, codes)."""
-    encoded = pc.dictionary_encode(values)
-    if isinstance(encoded, pa.ChunkedArray):
-        encoded = encoded.combine_chunks()
-    uniques = [str(x) for x in encoded.dictionary.to_pylist()]
-    codes = encoded.indices.to_numpy(zero_copy_only=False).astype(np.int32, copy=False)
-    return uniques, codes
+    def pair_keys(self) -> NDArray[np.uint64]:
+        """:func:`pair_keys` of every line (shared: do not modify)."""
+        if self.line_keys is not None:
+            return self.line_keys
+        return pair_keys(self.docno, topic_keys(self.topics)[self.topic_code])
 
 
-def _fast_table(path: Path, names: list[str], types: dict[str, pa.DataType]) -> pa.Table | None:
-    """Parse a regular whitespace-separated file with pyarrow, or return None to use the exact path."""
+def judged_lines(
+    qrels: TrecQrels,
+    keys: NDArray[np.uint64],
+    codes: NDArray[np.int32],
+    run_to_qrels: NDArray[np.int32],
+    docno: Docnos,
+) -> tuple[NDArray[np.int64], NDArray[np.signedinteger[Any]]]:
+    """The run lines whose (topic, docno) ``qrels`` judge, and the judgment row of each.
+
+    ``keys``, ``codes`` and ``docno`` describe the lines (:func:`pair_keys`, run
+    topic codes, docnos); ``run_to_qrels`` maps run topic codes to qrels topics.
+    A key match is confirmed on the topic and the docno's bytes, so the answer is
+    exact even if two pairs ever share a key.
+    """
+    lines, judgment = qrels.index.find(keys)
+    same = run_to_qrels[codes[lines]] == qrels.topic_code[judgment]
+    lines, judgment = lines[same], judgment[same]
+    if len(lines):
+        mine, my_length, theirs, their_length = paired_words(docno, lines, qrels.docno, judgment)
+        equal = (my_length == their_length) & np.all(mine == theirs, axis=1)
+        lines, judgment = lines[equal], judgment[equal]
+    return lines, judgment
+
+
+def _encode(values: Sequence[str]) -> tuple[list[str], NDArray[np.int32]]:
+    """Dictionary-encode strings: (unique values in first-seen order, codes)."""
+    index: dict[str, int] = {}
+    codes = [index.setdefault(v, len(index)) for v in values]
+    return list(index), np.array(codes, dtype=np.int32)
+
+
+def _is_regular(table: pa.Table) -> bool:
+    """No empty or comment topic, no empty docno (which uneven spacing would produce).
+
+    Only the columns ragmeter uses are parsed (parsing Q0, rank and tag too costs a
+    third more), so an empty one of those goes unnoticed, as it always has.
+    """
+    for chunk in table.column(0).chunks:
+        if any(not topic or topic.startswith("#") for topic in chunk.dictionary.to_pylist()):
+            return False
+    return all(
+        int(np.diff(string_bounds(chunk)).min()) > 0 for chunk in table.column("docno").chunks if len(chunk)
+    )
+
+
+class _Irregular(Exception):
+    """A file (or a slice of it) that only the exact reader can read, or explain."""
+
+
+@dataclass
+class _Columns:
+    """What the fast path takes from a file: per line, topic code, docno, value, pair key."""
+
+    topics: list[str]
+    codes: NDArray[np.int32]
+    docno: Docnos
+    values: NDArray[np.float64]
+    keys: NDArray[np.uint64]
+    repeats: bool
+    """Some (topic, docno) key occurs twice within one slice."""
+    slices: NDArray[np.int64]
+    """The first line of each slice, then the number of lines."""
+    judged: tuple[TrecQrels, NDArray[np.int64], NDArray[np.signedinteger[Any]]] | None = None
+    """Lines judged in the qrels given to the reader (see :attr:`TrecRun.judged`)."""
+
+
+def _fast_columns(
+    path: Path, names: list[str], types: dict[str, pa.DataType], qrels: TrecQrels | None = None
+) -> _Columns | None:
+    """Read a regular whitespace-separated file fast, or return None to use the exact path.
+
+    Small (or compressed) files are parsed by pyarrow in one piece. Large ones
+    are cut at line ends into slices that threads parse side by side (each
+    slice single-threaded: that costs less CPU than pyarrow's own threads);
+    then the threads fill the output arrays and hash the docnos, slice by slice.
+    """
     try:
         with path.open("rb") as handle:
             head = handle.read(1 << 16)
+        size = path.stat().st_size
     except OSError:
         return None
     first = head.split(b"\n", 1)[0]
     if not first.strip() or first.startswith((b"#", b" ", b"\t")):
         return None
     delimiter = "\t" if b"\t" in first else " "
+    workers = _workers()
+    try:
+        if workers < 2 or size < _PARALLEL_BYTES or path.suffix.lower() in _COMPRESSED:
+            tables = [_parse(str(path), names, types, delimiter, threads=True)]
+            columns = _columns(tables, list(types)[-1], map, qrels)
+        else:
+            columns = _parse_slices(path, size, workers, names, types, delimiter, qrels)
+    except _Irregular:
+        return None
+    finally:
+        _release_parse_memory()
+    return columns if len(columns.values) else None  # no line: the exact reader says so
+
+
+def _workers() -> int:
+    """Threads for parsing slices: pyarrow's CPU count (``pa.set_cpu_count`` changes it)."""
+    return int(pa.cpu_count())
+
+
+def _parse(
+    source: str | pa.BufferReader,
+    names: list[str],
+    types: dict[str, pa.DataType],
+    delimiter: str,
+    *,
+    threads: bool,
+) -> pa.Table:
+    """Parse with pyarrow; raise :class:`_Irregular` unless every value is regular and finite."""
     try:
         table = pacsv.read_csv(
-            path,
-            read_options=pacsv.ReadOptions(column_names=names, block_size=1 << 24),
+            source,
+            read_options=pacsv.ReadOptions(column_names=names, block_size=_BLOCK_SIZE, use_threads=threads),
             parse_options=pacsv.ParseOptions(
                 delimiter=delimiter, quote_char=False, escape_char=False, ignore_empty_lines=True
             ),
             convert_options=pacsv.ConvertOptions(
-                column_types=types, include_columns=list(types), strings_can_be_null=False
+                column_types=types,
+                include_columns=list(types),
+                null_values=[],
+                strings_can_be_null=False,
+                quoted_strings_can_be_null=False,
             ),
         )
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError):
-        return None
-    if table.num_rows == 0:
-        return None
-    qid = table.column(names[0])
-    if pc.any(pc.starts_with(qid, "#")).as_py() or pc.any(pc.equal(pc.utf8_length(qid), 0)).as_py():
-        return None
-    return table.combine_chunks()
+        raise _Irregular from None
+    if not _is_regular(table):
+        raise _Irregular
+    for chunk in table.column(list(types)[-1]).chunks:  # the score or relevance
+        if not bool(np.isfinite(numpy_view(chunk, np.float64)).all()):
+            raise _Irregular
+    return table
+
+
+def _parse_slices(
+    path: Path,
+    size: int,
+    workers: int,
+    names: list[str],
+    types: dict[str, pa.DataType],
+    delimiter: str,
+    qrels: TrecQrels | None,
+) -> _Columns:
+    """Cut the file at line ends into slices, parse them and fill the columns on ``workers`` threads."""
+    with path.open("rb") as handle:
+        mapped = mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ)
+    whole = pa.py_buffer(mapped)
+    try:
+        count = max(workers, -(-size // _SLICE_BYTES))
+        bounds = [0]
+        for k in range(1, count):
+            cut = mapped.find(b"\n", max(size * k // count, bounds[-1]))
+            bounds.append(size if cut < 0 else cut + 1)
+        bounds.append(size)
+
+        def parse(k: int) -> pa.Table:
+            start, stop = bounds[k], bounds[k + 1]
+            try:
+                view = pa.BufferReader(whole.slice(start, stop - start))
+                return _parse(view, names, types, delimiter, threads=False)
+            finally:
+                _forget_pages(mapped, start, stop)
+
+        with ThreadPoolExecutor(workers) as pool:
+            tables = list(pool.map(parse, range(count)))
+            return _columns(tables, list(types)[-1], pool.map, qrels)
+    finally:
+        with contextlib.suppress(BufferError):  # Arrow views still alive: it closes when they go
+            mapped.close()
+
+
+def _forget_pages(mapped: mmap.mmap, start: int, stop: int) -> None:
+    """Drop a parsed slice's pages from this process (they stay in the OS file cache)."""
+    if stop > start and hasattr(mapped, "madvise") and hasattr(mmap, "MADV_DONTNEED"):
+        first = start - start % mmap.PAGESIZE
+        mapped.madvise(mmap.MADV_DONTNEED, first, stop - first)
+
+
+def _columns(
+    tables: list[pa.Table], value: str, each: Callable[..., Iterator[bool]], qrels: TrecQrels | None
+) -> _Columns:
+    """The output arrays, filled slice by slice with ``each`` (``map``, or a thread pool's).
+
+    With ``qrels``, each slice's judged lines are looked up too (:func:`judged_lines`).
+    """
+    tables = [table for table in tables if table.num_rows]
+    offsets = np.cumsum([0] + [table.num_rows for table in tables])
+    index: dict[str, int] = {}
+    topic_columns = []
+    renumbers = []
+    for table in tables:  # topic codes: first-seen order over the whole file
+        column = table.column(0).unify_dictionaries()
+        topic_columns.append(column)
+        local = column.chunk(0).dictionary.to_pylist()
+        renumbers.append(np.array([index.setdefault(str(t), len(index)) for t in local], dtype=np.int32))
+    n = int(offsets[-1])
+    codes = np.empty(n, dtype=np.int32)
+    values = np.empty(n, dtype=np.float64)
+    keys = np.empty(n, dtype=np.uint64)
+    docnos = [chunk for table in tables for chunk in table.column("docno").chunks if len(chunk)]
+    topic_key = topic_keys(list(index))
+    run_to_qrels = None if qrels is None else qrels.topic_index(list(index))
+    judged: list[tuple[NDArray[np.int64], NDArray[np.signedinteger[Any]]]] = [
+        (np.zeros(0, np.int64), np.zeros(0, np.int64))
+    ] * len(tables)
+
+    def fill(k: int) -> bool:
+        """Slice ``k``'s lines; whether a (topic, docno) key repeats within it."""
+        start, stop = int(offsets[k]), int(offsets[k + 1])
+        at = start
+        for chunk in topic_columns[k].chunks:
+            codes[at : at + len(chunk)] = renumbers[k][numpy_view(chunk.indices, np.int32)]
+            at += len(chunk)
+        at = start
+        for chunk in tables[k].column(value).chunks:
+            values[at : at + len(chunk)] = numpy_view(chunk, np.float64)
+            at += len(chunk)
+        topic_key.take(codes[start:stop], out=keys[start:stop])
+        docno_hashes(tables[k].column("docno"), into=keys[start:stop])
+        if qrels is not None and run_to_qrels is not None:
+            lines, judgment = judged_lines(
+                qrels, keys[start:stop], codes[start:stop], run_to_qrels, tables[k].column("docno")
+            )
+            judged[k] = (lines + start, judgment)
+        return _repeats(keys[start:stop], codes[start:stop])
+
+    repeats = any(list(each(fill, range(len(tables)))))
+    docno = docnos[0] if len(docnos) == 1 else pa.chunked_array(docnos, type=pa.string())
+    found = None
+    if qrels is not None:
+        found = (
+            qrels,
+            np.concatenate([lines for lines, _ in judged]),
+            np.concatenate([judgment for _, judgment in judged]),
+        )
+    return _Columns(list(index), codes, docno, values, keys, repeats, offsets.astype(np.int64), found)
+
+
+def _repeats(keys: NDArray[np.uint64], codes: NDArray[np.int32]) -> bool:
+    """Whether a key repeats within a topic's run of lines (all of them, in a grouped file).
+
+    Runs of one length (a run file's full topics) are sorted row by row, which
+    is faster than one sort of all the keys.
+    """
+    change = np.flatnonzero(codes[1:] != codes[:-1]) + 1
+    if len(change) >= 2:
+        lengths = np.diff(change)
+        if bool(np.all(lengths == lengths[0])):
+            rows = np.sort(keys[change[0] : change[-1]].reshape(-1, int(lengths[0])), axis=1)
+            if bool(np.any(rows[:, 1:] == rows[:, :-1])):
+                return True
+            edges = np.sort(np.concatenate((keys[: change[0]], keys[change[-1] :])))
+            return bool(np.any(edges[1:] == edges[:-1]))
+    ordered = np.sort(keys)
+    return bool(np.any(ordered[1:] == ordered[:-1]))
+
+
+def _release_parse_memory() -> None:
+    """Hand the CSV parser's freed buffers back to the OS (Arrow's allocator keeps them)."""
+    pa.default_memory_pool().release_unused()
 
 
 def _lines(path: Path) -> list[tuple[int, list[str]]]:
@@ -146,20 +436,52 @@ def _number(text: str, what: str, where: str) -> float:
     return value
 
 
-def read_run(path: str | Path) -> TrecRun:
-    """Read a TREC run file (6 fields per line; later words ignored)."""
+def read_run(path: str | Path, *, qrels: TrecQrels | None = None) -> TrecRun:
+    """Read a TREC run file (6 fields per line; later words ignored).
+
+    Given the ``qrels`` it will be matched with, a large run's lines are looked
+    up in them while it is read, on all cores (``match_trec`` then reuses that).
+    """
     path = Path(path)
-    table = _fast_table(
+    columns = _fast_columns(
         path,
         ["qid", "q0", "docno", "rank", "score", "tag"],
-        {"qid": pa.string(), "docno": pa.string(), "score": pa.float64()},
+        {"qid": _TOPIC_TYPE, "docno": pa.string(), "score": pa.float64()},
+        qrels,
     )
-    if table is not None:
-        score = table.column("score").to_numpy()
-        if bool(np.isfinite(score).all()):
-            topics, codes = _encode(table.column("qid").chunk(0))
-            return TrecRun(str(path), topics, codes, table.column("docno").chunk(0), score)
-    return _read_run_exact(path)
+    if columns is None:
+        return _read_run_exact(path)
+    return TrecRun(
+        str(path),
+        columns.topics,
+        columns.codes,
+        columns.docno,
+        columns.values,
+        line_keys=columns.keys,
+        unique_pairs=not columns.repeats and _no_repeats_across(columns),
+        judged=columns.judged,
+    )
+
+
+def _no_repeats_across(columns: _Columns) -> bool:
+    """With no repeat inside any slice: whether none spans two slices either.
+
+    In a file written topic by topic, only a topic cut by a slice boundary can
+    hide one; those topics' keys are checked together. Other files: unknown.
+    """
+    codes = columns.codes
+    change = np.flatnonzero(codes[1:] != codes[:-1]) + 1
+    if len(change) != len(columns.topics) - 1:
+        return False
+    starts = np.concatenate(([0], change))
+    ends = np.concatenate((change, [len(codes)]))
+    for cut in columns.slices[1:-1]:
+        block = np.searchsorted(starts, cut, side="right") - 1
+        if starts[block] < cut:  # a topic runs across this boundary
+            keys = np.sort(columns.keys[starts[block] : ends[block]])
+            if bool(np.any(keys[1:] == keys[:-1])):
+                return False
+    return True
 
 
 def _read_run_exact(path: Path) -> TrecRun:
@@ -175,35 +497,28 @@ def _read_run_exact(path: Path) -> TrecRun:
         qids.append(fields[0])
         docnos.append(fields[2])
         scores.append(_number(fields[4], "score", where))
-    topics, codes = _encode(pa.array(qids, pa.string()))
+    topics, codes = _encode(qids)
     notes = (
         [f"{path}: {extra} line(s) have more than 6 fields; the extra words were ignored"] if extra else []
     )
-    return TrecRun(str(path), topics, codes, pa.array(docnos, pa.string()), np.asarray(scores), notes)
+    return TrecRun(str(path), topics, codes, string_array(docnos), np.asarray(scores), notes)
 
 
 def read_qrels(path: str | Path) -> TrecQrels:
     """Read a TREC qrels file (4 fields per line); a repeated (topic, docno) is an error."""
     path = Path(path)
-    table = _fast_table(
+    columns = _fast_columns(
         path,
         ["qid", "iter", "docno", "rel"],
-        {"qid": pa.string(), "docno": pa.string(), "rel": pa.float64()},
+        {"qid": _TOPIC_TYPE, "docno": pa.string(), "rel": pa.float64()},
     )
-    if table is not None:
-        rel = table.column("rel").to_numpy()
-        if bool(np.isfinite(rel).all()):
-            topics, codes = _encode(table.column("qid").chunk(0))
-            docno = table.column("docno").chunk(0)
-            if not _has_duplicates(codes, docno):
-                return TrecQrels(str(path), topics, codes, docno, rel)
+    if columns is not None:
+        keys = np.sort(columns.keys)
+        if not bool(np.any(keys[1:] == keys[:-1])):
+            return TrecQrels(str(path), columns.topics, columns.codes, columns.docno, columns.values)
+        # A repeated judgment (or, once in 2^64, two pairs with one key): the exact
+        # reader tells which, with the line numbers.
     return _read_qrels_exact(path)
-
-
-def _has_duplicates(codes: NDArray[np.int32], docno: pa.Array) -> bool:
-    _, doc_codes = _encode(docno)
-    keys = codes.astype(np.int64) * (int(doc_codes.max(initial=0)) + 1) + doc_codes
-    return bool(len(np.unique(keys)) != len(keys))
 
 
 def _read_qrels_exact(path: Path) -> TrecQrels:
@@ -225,5 +540,5 @@ def _read_qrels_exact(path: Path) -> TrecQrels:
         qids.append(fields[0])
         docnos.append(fields[2])
         rels.append(_number(fields[3], "relevance", where))
-    topics, codes = _encode(pa.array(qids, pa.string()))
-    return TrecQrels(str(path), topics, codes, pa.array(docnos, pa.string()), np.asarray(rels))
+    topics, codes = _encode(qids)
+    return TrecQrels(str(path), topics, codes, string_array(docnos), np.asarray(rels))

@@ -2,7 +2,8 @@
 
 Each kernel takes a :class:`~ragmeter.metrics.relevance.Ranked` view and a
 per-query cutoff array ``k`` (``None`` = no cutoff) and returns one float per
-query. Kernels never sort: ranks were fixed at load time. Which queries are
+query. Kernels never sort: ranks were fixed at load time. They read only the
+relevant (or gainful) items, so a 1,000-deep run costs what its hits cost. Which queries are
 *scorable* (have a relevant item) is decided by the registry, not here.
 
 The seed worked example: relevant {doc-3, doc-9}, ranking
@@ -54,9 +55,13 @@ def reciprocal_rank(r: Ranked, k: Int64Array | None) -> FloatArray:
 
 def average_precision(r: Ranked, k: Int64Array | None) -> FloatArray:
     """Sum of precision at each relevant rank (within k) divided by the number of relevant items."""
-    mask = r.rel & r.in_top(k)
-    prec = np.where(mask, r.cumrel / (r.pos + 1.0), 0.0)
-    return _safe_div(r.per_query_sum(prec), r.n_rel)
+    q, pos = r.rel_query, r.rel_pos
+    prec = r.rel_count / (pos + 1.0)
+    if k is not None:
+        within = pos < k[q]
+        q, prec = q[within], prec[within]
+    total = np.bincount(q, weights=prec, minlength=r.n_queries).astype(np.float64)
+    return _safe_div(total, r.n_rel)
 
 
 def r_precision(r: Ranked, k: Int64Array | None) -> FloatArray:
@@ -65,11 +70,13 @@ def r_precision(r: Ranked, k: Int64Array | None) -> FloatArray:
 
 
 def _dcg(r: Ranked, k: Int64Array | None) -> FloatArray:
+    q, pos = r.gain_query, r.gain_pos
     disc = log2_discount(int(r.lengths.max(initial=0)))
-    weights = r.clipped_gains * disc[r.pos]
+    weights = r.table.gains[r.gain_at] * disc[pos]
     if k is not None:
-        weights = np.where(r.in_top(k), weights, 0.0)
-    return r.per_query_sum(weights)
+        within = pos < k[q]
+        q, weights = q[within], weights[within]
+    return np.bincount(q, weights=weights, minlength=r.n_queries).astype(np.float64)
 
 
 def _idcg(r: Ranked, k: Int64Array | None) -> FloatArray:
@@ -91,9 +98,10 @@ def ndcg(r: Ranked, k: Int64Array | None) -> FloatArray:
 
 def ndcg_harmonic(r: Ranked, k: Int64Array | None) -> FloatArray:
     """Binary DCG with discount 1/rank over the whole list, over the ideal sum of 1/i for i = 1..m."""
-    weights = np.where(r.rel, 1.0 / (r.pos + 1.0), 0.0)
+    q, pos = r.rel_query, r.rel_pos
     if k is not None:
-        weights = np.where(r.in_top(k), weights, 0.0)
-    dcg = r.per_query_sum(weights)
+        within = pos < k[q]
+        q, pos = q[within], pos[within]
+    dcg = np.bincount(q, weights=1.0 / (pos + 1.0), minlength=r.n_queries).astype(np.float64)
     harmonic = np.concatenate(([0.0], np.cumsum(1.0 / np.arange(1, int(r.n_rel.max(initial=0)) + 1))))
     return _safe_div(dcg, harmonic[r.n_rel])

@@ -7,6 +7,10 @@ gains sorted descending (for ideal DCG and the number of relevant items). The
 arrays are flat and concatenated over queries (CSR layout), so every kernel is a
 handful of vectorised numpy operations over all queries at once.
 
+Most ranked items of a deep run are neither relevant nor gainful, so
+:class:`Ranked` also keeps the few that are (query, rank, gain) and the ranking
+kernels work on those alone: the cost follows the judged hits, not the depth.
+
 >>> t = RelevanceTable.from_lists(["q"], [[0.0, 1.0, 0.0, 1.0]], [[1.0, 1.0]])
 >>> r = Ranked(t)
 >>> r.n_rel.tolist(), r.lengths.tolist()
@@ -131,23 +135,65 @@ class Ranked:
         return np.bincount(qidx, weights=relevant, minlength=self.n_queries).astype(np.int64)
 
     @cached_property
+    def rel_at(self) -> Int64Array:
+        """Flat index of every relevant ranked item (ascending: grouped by query, in rank order)."""
+        return np.flatnonzero(self.rel)
+
+    @cached_property
+    def rel_query(self) -> Int64Array:
+        """Query index of each item of :attr:`rel_at`."""
+        return self._query_of(self.rel_at)
+
+    @cached_property
+    def rel_pos(self) -> Int64Array:
+        """0-based rank of each item of :attr:`rel_at`."""
+        out: Int64Array = self.rel_at - self.table.offsets[self.rel_query]
+        return out
+
+    @cached_property
+    def rel_count(self) -> Int64Array:
+        """For each item of :attr:`rel_at`: relevant items up to and including it (its cumrel)."""
+        first = np.searchsorted(self.rel_query, self.rel_query, side="left")
+        out: Int64Array = np.arange(1, len(first) + 1, dtype=np.int64) - first
+        return out
+
+    @cached_property
+    def gain_at(self) -> Int64Array:
+        """Flat index of every ranked item with a positive gain."""
+        return np.flatnonzero(self.table.gains > 0)
+
+    @cached_property
+    def gain_query(self) -> Int64Array:
+        """Query index of each item of :attr:`gain_at`."""
+        return self._query_of(self.gain_at)
+
+    @cached_property
+    def gain_pos(self) -> Int64Array:
+        """0-based rank of each item of :attr:`gain_at`."""
+        out: Int64Array = self.gain_at - self.table.offsets[self.gain_query]
+        return out
+
+    def _query_of(self, flat: Int64Array) -> Int64Array:
+        out: Int64Array = np.searchsorted(self.table.offsets, flat, side="right") - 1
+        return out
+
+    @cached_property
     def first_rel_pos(self) -> Int64Array:
         """0-based rank of the first relevant item per query (-1 when none)."""
         out = np.full(self.n_queries, -1, dtype=np.int64)
-        hits = np.flatnonzero(self.rel)
-        if len(hits):
-            q = self.qidx[hits]
-            first = np.ones(len(hits), dtype=bool)
+        q = self.rel_query
+        if len(q):
+            first = np.ones(len(q), dtype=bool)
             first[1:] = q[1:] != q[:-1]
-            out[q[first]] = self.pos[hits[first]]
+            out[q[first]] = self.rel_pos[first]
         return out
 
     def rel_in_top(self, k: Int64Array | None) -> Int64Array:
         """Number of relevant items within the top ``k`` (per query; ``None`` = whole list)."""
-        depth = self.lengths if k is None else np.minimum(k, self.lengths)
-        idx = np.clip(self.starts + depth - 1, 0, max(len(self.cumrel) - 1, 0))
-        counts = self.cumrel[idx] if len(self.cumrel) else np.zeros(self.n_queries, dtype=np.int64)
-        return np.where(depth > 0, counts, 0).astype(np.int64)
+        q = self.rel_query
+        if k is not None:
+            q = q[self.rel_pos < k[q]]
+        return np.bincount(q, minlength=self.n_queries).astype(np.int64)
 
     def in_top(self, k: Int64Array | None) -> BoolArray:
         """Mask of ranked items within the top ``k`` of their query."""

@@ -1,0 +1,118 @@
+"""Where ``ragmeter eval`` spends its time: wall and CPU seconds per phase, in one process.
+
+    .venv/bin/python bench/profile_eval.py bench/data/q10000_d1000.qrels bench/data/q10000_d1000.run
+
+Runs the CLI's own code path (``ragmeter eval ... --json``, output discarded) with
+timers around the phases of :func:`ragmeter.api.evaluate_trec`, then reports
+imports, each phase, the JSON printing, and the interpreter's exit. With
+``--proposed`` it also runs the two changes suggested for ``api.evaluate_trec``
+(read the run with its qrels, hash the input files in a background thread), by
+patching them in for the measurement.
+"""
+
+from __future__ import annotations
+
+import argparse
+import atexit
+import contextlib
+import functools
+import io
+import sys
+import time
+from concurrent.futures import Future, ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+METRICS = ("ndcg@10", "recall@100", "precision@10", "mrr", "map")
+RECORDS: list[tuple[str, float, float]] = []
+
+
+def _timed(owner: Any, name: str, label: str | None = None) -> None:
+    inner = getattr(owner, name)
+
+    @functools.wraps(inner)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        wall, cpu = time.perf_counter(), time.process_time()
+        try:
+            return inner(*args, **kwargs)
+        finally:
+            RECORDS.append((label or name, time.perf_counter() - wall, time.process_time() - cpu))
+
+    setattr(owner, name, wrapper)
+
+
+def _propose(api: Any) -> None:
+    """Patch in: ``read_run(run, qrels=q)`` and file hashing off the critical path."""
+    pool = ThreadPoolExecutor(1)
+    pending: dict[str, Future[str]] = {}
+    sha, read_qrels, read_run = api.file_sha256, api.read_qrels, api.read_run
+    last: dict[str, Any] = {}
+
+    def hashing_read_qrels(path: Any) -> Any:
+        pending[str(path)] = pool.submit(sha, Path(path))
+        last["qrels"] = read_qrels(path)
+        return last["qrels"]
+
+    def hashing_read_run(path: Any) -> Any:
+        pending[str(path)] = pool.submit(sha, Path(path))
+        return read_run(path, qrels=last.get("qrels"))
+
+    def file_sha256(path: Path) -> str:
+        future = pending.pop(str(path), None)
+        return future.result() if future is not None else str(sha(path))
+
+    api.read_qrels, api.read_run, api.file_sha256 = hashing_read_qrels, hashing_read_run, file_sha256
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("qrels")
+    parser.add_argument("run")
+    parser.add_argument("--proposed", action="store_true")
+    args = parser.parse_args()
+    started, started_cpu = time.perf_counter(), time.process_time()
+    import json
+
+    import ragmeter.cli
+    from ragmeter import api, results
+
+    ragmeter.cli._register_commands()
+    imported, imported_cpu = time.perf_counter(), time.process_time()
+    RECORDS.append(
+        ("imports (CLI, api, numpy, pyarrow, pydantic...)", imported - started, imported_cpu - started_cpu)
+    )
+    if args.proposed:
+        _propose(api)
+    for name in ("read_qrels", "read_run", "match_trec", "score_metrics", "file_sha256", "_assemble"):
+        _timed(api, name)
+    _timed(results.EvalResult, "to_json_dict", "EvalResult.to_json_dict")
+    _timed(json, "dumps", "json.dumps(indent=2)")
+    cli_args = [
+        "eval",
+        "--qrels",
+        args.qrels,
+        "--run",
+        args.run,
+        *[a for m in METRICS for a in ("-m", m)],
+        "--json",
+    ]
+
+    def report() -> None:
+        out = sys.__stderr__ or sys.stderr
+        for label, wall, cpu in RECORDS:
+            out.write(f"{label:50s} {wall:7.3f} s wall {cpu:7.3f} s CPU\n")
+        out.write(
+            f"{'(exit: interpreter teardown follows)':50s} {time.perf_counter() - started:7.3f} s so far\n"
+        )
+
+    atexit.register(report)
+    sys.stdout = io.StringIO()  # the JSON is built and printed, then dropped
+    with contextlib.suppress(SystemExit):
+        ragmeter.cli.main(cli_args)
+    sys.stdout = sys.__stdout__
+
+
+if __name__ == "__main__":
+    main()
