@@ -18,6 +18,7 @@ import platform
 import re
 import time
 from collections.abc import Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -523,6 +524,14 @@ def _judge(
     )
 
 
+def _sha256_or_none(path: Path) -> str | None:
+    """:func:`file_sha256`, or None when the file cannot be read (the reader says why)."""
+    try:
+        return file_sha256(path)
+    except OSError:
+        return None
+
+
 def evaluate_trec(
     qrels: str | Path,
     run: str | Path,
@@ -545,9 +554,12 @@ def evaluate_trec(
     cfg, cfg_path = _settings(config)
     started = time.perf_counter()
     resolved = _resolve_all(metrics or cfg.metrics.retrieval.metrics or list(DEFAULT_TREC_METRICS))
-    q = read_qrels(qrels)
-    r = read_run(run)
-    matched = match_trec(q, r, complete=complete)
+    with ThreadPoolExecutor(1, thread_name_prefix="ragmeter-sha256") as hashing:
+        # the inputs are hashed for the provenance while they are parsed (hashlib frees the GIL)
+        digests = [hashing.submit(_sha256_or_none, Path(path)) for path in (qrels, run)]
+        q = read_qrels(qrels)
+        r = read_run(run, qrels=q)
+        matched = match_trec(q, r, complete=complete)
     level = relevance_level if relevance_level is not None else cfg.metrics.retrieval.relevance_level
     inp = ScoringInput.from_table(matched.table, relevance_level=level)
     default_k = k if k is not None else cfg.metrics.retrieval.default_k
@@ -556,8 +568,8 @@ def evaluate_trec(
         cfg_path, k=k, default_k=default_k, relevance_level=level, complete=complete, trec_compat=trec_compat
     ) | {
         "inputs": {
-            "qrels": {"path": str(qrels), "sha256": file_sha256(Path(qrels))},
-            "run": {"path": str(run), "sha256": file_sha256(Path(run))},
+            "qrels": {"path": str(qrels), "sha256": digests[0].result()},
+            "run": {"path": str(run), "sha256": digests[1].result()},
         },
         "elapsed_seconds": round(time.perf_counter() - started, 6),
     }

@@ -546,6 +546,28 @@ def test_repeated_trec_line_counts_once_and_is_reported(tmp_path: Path) -> None:
     assert any("repeated (topic, docno)" in w for w in result.warnings)
 
 
+@pytest.mark.parametrize("head", ["", "# a comment line sends the file down the exact reader\n"])
+def test_a_repeated_trec_line_keeps_its_rank_slot(tmp_path: Path, head: str) -> None:
+    # a (score 3), its copy (score 2), b (score 1): b is at rank 3, as with a repeated id in an output
+    write(tmp_path / "qrels", "q 0 a 1\nq 0 b 1\n")
+    write(tmp_path / "run", head + "q Q0 a 1 3 t\nq Q0 a 2 2 t\nq Q0 b 3 1 t\n")
+    result = ragmeter.evaluate_trec(tmp_path / "qrels", tmp_path / "run", metrics=["P@2", "recall@2", "map"])
+    ids = ragmeter.evaluate(
+        [{"id": "q", "expected_output": ["a", "b"]}],
+        {"q": ["a", "a", "b"]},
+        metrics=["P@2", "recall@2", "map"],
+    )
+    assert (
+        result.per_query["q"]
+        == ids.per_query["q"]
+        == {
+            "precision@2": 0.5,
+            "recall@2": 0.5,
+            "map": approx((1 + 2 / 3) / 2),
+        }
+    )
+
+
 # --- the JSON result and --out --------------------------------------------------------------------
 
 

@@ -48,6 +48,7 @@ from ragmeter.io.docnos import (
 )
 from ragmeter.io.docnos import numpy_view as numpy_view  # re-exported: it used to live here
 from ragmeter.io.docnos import string_array as string_array  # re-exported: it used to live here
+from ragmeter.io.records import read_text
 
 RUN_FIELDS = "qid Q0 docid rank score tag"
 QRELS_FIELDS = "qid iter docid rel"
@@ -403,18 +404,13 @@ def _release_parse_memory() -> None:
 
 def _lines(path: Path) -> list[tuple[int, list[str]]]:
     """Non-blank, non-comment lines split on whitespace, with 1-based line numbers."""
+    empty = "file is empty (no judgment or result lines)"
     try:
-        data = path.read_bytes()
-    except FileNotFoundError:
-        raise InputError("file not found", where=str(path)) from None
-    except IsADirectoryError:
-        raise InputError("is a directory, expected a file", where=str(path)) from None
-    except OSError as exc:
-        raise InputError(f"cannot read file ({exc.strerror})", where=str(path)) from None
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise InputError(f"not UTF-8 text (byte {exc.start})", where=str(path)) from None
+        text = read_text(path)
+    except InputError as exc:
+        if exc.message == "file is empty":
+            raise InputError(empty, where=str(path)) from None
+        raise
     out = []
     for lineno, line in enumerate(text.splitlines(), start=1):
         stripped = line.strip()
@@ -422,7 +418,7 @@ def _lines(path: Path) -> list[tuple[int, list[str]]]:
             continue
         out.append((lineno, stripped.split()))
     if not out:
-        raise InputError("file is empty (no judgment or result lines)", where=str(path))
+        raise InputError(empty, where=str(path))
     return out
 
 

@@ -5,7 +5,8 @@ docno in descending byte order; the rank column is ignored. Topics in the run
 but not in the qrels are ignored (as trec_eval does); qrels topics missing from
 the run are scored as empty rankings only with ``complete=True`` (trec_eval's
 ``-c``), and reported either way. A docno repeated within one topic counts once,
-at its first rank (trec_eval rejects such runs; ragmeter keeps going and says so).
+at its first rank; a copy keeps its rank slot and scores 0, as a repeated id in a
+recorded output does (trec_eval rejects such runs; ragmeter keeps going and says so).
 
 Everything here is vectorised: no Python object per run line. Docnos are never
 hashed into a pyarrow dictionary (slow for millions of distinct strings):
@@ -75,10 +76,10 @@ def match_trec(qrels: TrecQrels, run: TrecRun, *, complete: bool = False) -> Mat
         first = _first_occurrences(run.docno, order.apply(run.pair_keys()), order, topic)
         if first is not None:
             n_dup = len(first) - int(np.count_nonzero(first))
-            gains = gains[first]
-            counts = counts - np.bincount(topic[~first], minlength=len(counts))
+            gains[~first] = 0.0  # the copy keeps its rank slot and scores nothing
             warnings.append(
-                f"{run.path}: {n_dup} repeated (topic, docno) line(s); each document counted once, at its first rank"
+                f"{run.path}: {n_dup} repeated (topic, docno) line(s); each document counted once, "
+                "at its first rank (a copy keeps its rank slot and scores 0)"
             )
 
     # Query set: topics present in the run (in qrels order), plus missing ones with complete=True.
