@@ -80,4 +80,19 @@ def main(argv: list[str] | None = None) -> None:
     except KeyboardInterrupt:
         typer.echo("Interrupted.", err=True)
         sys.exit(130)
+    except OSError as exc:  # a path the command could not read or write
+        if debug:
+            raise
+        where = f"{exc.filename}: " if exc.filename else ""
+        typer.echo(f"Error: {where}{exc.strerror or exc}", err=True)
+        sys.exit(EXIT_ERROR)
+    except Exception as exc:  # a defect: still one line, the traceback on request
+        if debug:
+            raise
+        typer.echo(
+            f"Error: internal error ({type(exc).__name__}: {exc}); rerun with --debug for the traceback "
+            "and please report it",
+            err=True,
+        )
+        sys.exit(EXIT_ERROR)
     sys.exit(code if isinstance(code, int) else 0)

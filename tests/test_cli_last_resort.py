@@ -1,0 +1,51 @@
+"""The CLI's last resort: an unexpected exception is still one ``Error:`` line (the traceback with --debug)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+import ragmeter.api
+from ragmeter.cli import main
+
+
+def _run(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str]:
+    with pytest.raises(SystemExit) as exc:
+        main(argv)
+    code = exc.value.code
+    return (code if isinstance(code, int) else 0), capsys.readouterr().err
+
+
+def _qrels_and_run(tmp_path: Path) -> list[str]:
+    (tmp_path / "q").write_text("q 0 a 1\n")
+    (tmp_path / "r").write_text("q Q0 a 1 1.0 t\n")
+    return ["eval", "--qrels", str(tmp_path / "q"), "--run", str(tmp_path / "r"), "-m", "mrr"]
+
+
+def test_a_defect_is_one_line_not_a_traceback(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    def broken(*args: object, **kwargs: object) -> None:
+        raise ValueError("something unforeseen")
+
+    monkeypatch.setattr(ragmeter.api, "match_trec", broken)
+    code, err = _run(_qrels_and_run(tmp_path), capsys)
+    assert code == 2
+    assert err.strip() == (
+        "Error: internal error (ValueError: something unforeseen); rerun with --debug for the traceback "
+        "and please report it"
+    )
+    with pytest.raises(ValueError, match="something unforeseen"):
+        main([*_qrels_and_run(tmp_path), "--debug"])
+
+
+def test_an_os_error_names_the_path(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    def unwritable(*args: object, **kwargs: object) -> None:
+        raise PermissionError(13, "Permission denied", "/nowhere/out.json")
+
+    monkeypatch.setattr(ragmeter.api, "match_trec", unwritable)
+    code, err = _run(_qrels_and_run(tmp_path), capsys)
+    assert (code, err.strip()) == (2, "Error: /nowhere/out.json: Permission denied")
