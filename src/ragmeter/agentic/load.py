@@ -77,7 +77,7 @@ def read_records(path: Path) -> list[Record]:
             whole = json.loads(text)
         except json.JSONDecodeError as exc:
             raise InputError(
-                f"invalid JSON ({exc.msg} at line {exc.lineno} column {exc.colno})", where=str(path)
+                f"invalid JSON ({exc.msg} at column {exc.colno})", where=f"{path}:{exc.lineno}"
             ) from None
         if isinstance(whole, list):
             return [Record(item, f"{path}:[{i}]") for i, item in enumerate(whole)]
@@ -164,12 +164,16 @@ def validate_trace_json(line: str, *, where: str) -> Trace:
 def _lines(path: Path) -> Iterator[tuple[int, str]]:
     """Non-blank lines of a UTF-8 file with their numbers, read as a stream."""
     try:
-        with path.open(encoding="utf-8-sig") as handle:
-            for lineno, line in enumerate(handle, start=1):
+        with path.open("rb") as handle:
+            for lineno, raw in enumerate(handle, start=1):
+                try:
+                    line = raw.decode("utf-8-sig" if lineno == 1 else "utf-8")
+                except UnicodeDecodeError as exc:
+                    raise InputError(
+                        f"not UTF-8 text (byte {exc.start + 1} of the line)", where=f"{path}:{lineno}"
+                    ) from None
                 if line.strip():
                     yield lineno, line
-    except UnicodeDecodeError as exc:
-        raise InputError(f"not UTF-8 text (byte {exc.start} of a line)", where=str(path)) from None
     except OSError as exc:
         raise InputError(f"cannot read file ({exc.strerror})", where=str(path)) from None
 

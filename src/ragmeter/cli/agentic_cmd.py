@@ -143,9 +143,12 @@ def agentic_command(
     """Score agentic search traces: CG, DCG, SRE, SRR … at every search iteration."""
     from ragmeter.agentic.api import evaluate_agentic
     from ragmeter.agentic.load import TRACE_FORMATS
+    from ragmeter.io.records import check_output_file
 
     if trace_format not in TRACE_FORMATS:
         raise ConfigError(f"--format must be one of {', '.join(TRACE_FORMATS)}, got {trace_format!r}")
+    if out is not None:
+        check_output_file(out)  # before any judge call is paid for
     labeller = None
     if judge_config is not None:
         from ragmeter.agentic.judge_labeller import JudgeLabeller

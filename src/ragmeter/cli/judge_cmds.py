@@ -8,6 +8,7 @@ from typing import Annotated, Any
 
 import typer
 from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 from rich.table import Table
 
 from ragmeter.cli import app
@@ -174,16 +175,42 @@ def calibrate_bertscore_command(
     if num_layers is not None:
         update["num_layers"] = num_layers
     settings = settings.model_copy(update=update)
-    scores: list[float] = []
-    labels: list[bool] = []
+    # Every line is checked before the model loads: a bad line 900 must not cost 899 scorings.
+    checked: list[tuple[str, Pair, list[str]]] = []
     for record in read_record_list(pairs, key="pairs"):
         pair = validate(Pair, record.value, where=record.where)
-        refs = pair.references if pair.references is not None else [pair.reference or ""]
-        result = coverage(pair.answer, refs, config=settings)
-        if result.score is None:
-            raise InputError(f"cannot score this pair: {result.unscored_reason}", where=record.where)
-        scores.append(result.score)
-        labels.append(pair.label)
+        refs = (
+            pair.references if pair.references is not None else ([pair.reference] if pair.reference else [])
+        )
+        if not [r for r in refs if r.strip()]:
+            raise InputError("a pair needs a non-blank 'reference' or 'references'", where=record.where)
+        if not pair.answer.strip():
+            raise InputError("answer: must not be blank", where=record.where)
+        checked.append((record.where, pair, refs))
+    scores: list[float] = []
+    labels: list[bool] = []
+    err = Console(stderr=True)
+    err.print(
+        f"scoring {len(checked)} pair(s) with {settings.model} (loading the model takes a few seconds)",
+        highlight=False,
+    )
+    with Progress(
+        TextColumn("bertscore"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeRemainingColumn(),
+        console=err,
+        transient=True,
+        disable=not err.is_terminal,
+    ) as progress:
+        task = progress.add_task("pairs", total=len(checked))
+        for where, pair, refs in checked:
+            result = coverage(pair.answer, refs, config=settings)
+            if result.score is None:
+                raise InputError(f"cannot score this pair: {result.unscored_reason}", where=where)
+            scores.append(result.score)
+            labels.append(pair.label)
+            progress.advance(task)
     calibration = calibrate_threshold(scores, labels, model=settings.model, min_precision=min_precision)
     if as_json:
         typer.echo(calibration.model_dump_json(indent=2))

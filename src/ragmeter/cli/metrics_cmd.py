@@ -7,6 +7,7 @@ from typing import Annotated
 import typer
 from rich.console import Console
 from rich.table import Table
+from rich.text import Text
 
 from ragmeter.cli import app
 
@@ -14,6 +15,12 @@ CUTOFF_HELP = {
     "default": "NAME@K; plain NAME takes k by precedence (sample, -k, config, 5)",
     "optional": "NAME@K; plain NAME means no cutoff",
     "none": "no cutoff",
+}
+NEEDS_HELP = {
+    "relevant": "a query with a relevant item (others are skipped, not 0)",
+    "answer": "an expected answer (metadata.expected_answer)",
+    "sample": "the fields it reads; a query without them is unscored, with the reason",
+    "judge": "an LLM judge (judge: block), see docs/judges.md",
 }
 
 
@@ -44,14 +51,23 @@ def metrics_command(
         typer.echo(json.dumps(rows, indent=2, ensure_ascii=False))
         return
     table = Table(title="ragmeter metrics", show_lines=True, title_justify="left")
+    # Names never wrap; everything else shares one wrapping column, so the table reads at 80 columns.
     table.add_column("metric", no_wrap=True)
-    for col in ("aliases", "cutoff", "formula"):
-        table.add_column(col, overflow="fold")
+    table.add_column("what it is", overflow="fold", ratio=1)
     for m in METRICS:
         aliases = ", ".join(m.aliases + ((m.trec_name.replace("{k}", "K"),) if m.trec_name else ()))
-        table.add_row(f"{m.family}\n[dim]{m.description}[/]", aliases, CUTOFF_HELP[m.cutoff], m.formula)
-    Console().print(table)
-    Console().print(
+        direction = "higher is better" if m.higher_is_better else "lower is better"
+        details = Text()
+        details.append(m.description)
+        details.append(f"\nformula: {m.formula}")
+        details.append(f"\ncutoff: {CUTOFF_HELP[m.cutoff]}")
+        details.append(f"\nneeds: {NEEDS_HELP.get(m.needs, m.needs)}; {direction}")
+        if aliases:
+            details.append(f"\naliases: {aliases}")
+        table.add_row(m.family, details)
+    console = Console()
+    console.print(table)
+    console.print(
         "Seed aliases: retrieval-hit-at-k, retrieval-recall-at-k, retrieval-mrr, retrieval-ndcg-at-k, "
         "answer-containment-at-k. Ranx/ir-measures spellings (P@10, nDCG@10, RR, AP, success@5) are accepted."
     )

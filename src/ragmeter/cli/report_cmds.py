@@ -5,14 +5,20 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
+from rich import box
 from rich.console import Console
+from rich.measure import Measurement
 from rich.table import Table
 
 from ragmeter.cli import app
 from ragmeter.cli.render import fmt_value
+
+if TYPE_CHECKING:
+    from ragmeter.report.compare import Comparison
+    from ragmeter.report.history import HistoryEntry
 
 
 def _fmt_delta(value: float | None) -> str:
@@ -21,6 +27,44 @@ def _fmt_delta(value: float | None) -> str:
 
 def _fmt_p(value: float | None) -> str:
     return "—" if value is None else (f"{value:.4f}" if value >= 1e-4 else f"{value:.1e}")
+
+
+def _plain_table(title: str) -> Table:
+    return Table(
+        title=title, title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False, collapse_padding=True
+    )
+
+
+def comparison_tables(comparison: Comparison, *, width: int) -> list[Table]:
+    """The comparison as one table, or as two (values, then significance) when one is wider than ``width``.
+
+    Metric names are never cut (``latency_p50.retrieval`` and ``latency_p50.generation`` must stay
+    apart) and no column is dropped: a narrow terminal gets two tables instead.
+    """
+    values_cols = (comparison.baseline, comparison.candidate, "delta", f"{comparison.confidence:.0%} CI")
+    sig_cols = ("p", f"p ({comparison.correction})", "+/-")
+    rows = []
+    for m in comparison.metrics:
+        ci = "—" if m.ci_low is None or m.ci_high is None else f"[{m.ci_low:+.4f}, {m.ci_high:+.4f}]"
+        values = (fmt_value(m.baseline_mean), fmt_value(m.candidate_mean), _fmt_delta(m.delta), ci)
+        sig = (_fmt_p(m.p_value), _fmt_p(m.p_adjusted), f"{m.n_improved}/{m.n_regressed}")
+        rows.append((m.metric, values, sig))
+
+    def build(title: str, columns: tuple[str, ...], part: int | None) -> Table:
+        table = _plain_table(title)
+        table.add_column("metric", no_wrap=True)
+        for col in columns:
+            table.add_column(col, justify="right", no_wrap=True)
+        for name, values, sig in rows:
+            cells = (*values, *sig) if part is None else (values if part == 0 else sig)
+            table.add_row(name, *cells)
+        return table
+
+    title = f"{comparison.candidate} vs {comparison.baseline}"
+    whole = build(title, values_cols + sig_cols, None)
+    if Measurement.get(Console(width=10_000), Console(width=10_000).options, whole).maximum <= width:
+        return [whole]
+    return [build(title, values_cols, 0), build(f"{title}: significance", sig_cols, 1)]
 
 
 @app.command("compare")
@@ -63,31 +107,8 @@ def compare_command(
         typer.echo(comparison.model_dump_json(indent=2))
         return
     console = Console()
-    table = Table(title=f"{cand.label} vs {base.label}", title_justify="left")
-    for col in (
-        "metric",
-        base.label,
-        cand.label,
-        "delta",
-        f"{confidence:.0%} CI",
-        "p",
-        f"p ({correction})",
-        "+/-",
-    ):
-        table.add_column(col, justify="left" if col == "metric" else "right")
-    for m in comparison.metrics:
-        ci = "—" if m.ci_low is None else f"[{m.ci_low:+.4f}, {m.ci_high:+.4f}]"
-        table.add_row(
-            m.metric,
-            fmt_value(m.baseline_mean),
-            fmt_value(m.candidate_mean),
-            _fmt_delta(m.delta),
-            ci,
-            _fmt_p(m.p_value),
-            _fmt_p(m.p_adjusted),
-            f"{m.n_improved}/{m.n_regressed}",
-        )
-    console.print(table)
+    for table in comparison_tables(comparison, width=console.width):
+        console.print(table)
     console.print(f"{comparison.n_shared_queries} shared queries")
     for note in comparison.notes:
         console.print(f"[yellow]note:[/] {note}", soft_wrap=True)
@@ -115,11 +136,17 @@ def gate_command(
     seed: Annotated[int, typer.Option(help="Seed of the resampling.")] = 0,
 ) -> None:
     """Exit 1 when any rule fails (one line per failed rule); exit 0 when all pass."""
+    from ragmeter.errors import ConfigError
+    from ragmeter.io.records import check_output_file
     from ragmeter.report.compare import compare_results
     from ragmeter.report.gate import check_rules, junit_xml, parse_rule
     from ragmeter.report.results_dir import load_results
 
+    if alpha is not None and not 0 < alpha < 1:
+        raise ConfigError(f"--alpha must be between 0 and 1 (exclusive), got {alpha:g}")
     rules = [parse_rule(r) for r in fail_on]
+    if junit is not None:
+        check_output_file(junit)
     base, cand = load_results(baseline), load_results(candidate)
     comparison = compare_results(
         base.result,
@@ -144,41 +171,97 @@ def gate_command(
     typer.echo(f"gate passed: {len(outcomes)} rule(s)")
 
 
+HISTORY_CELL = 9
+"""Width of a history value cell: ``0.1234 ↑``."""
+
+
+def history_tables(entries: list[HistoryEntry], names: list[str], *, width: int) -> list[Table]:
+    """The runs (id, time, label, source), then the metric values by run, split to fit ``width``.
+
+    A value carries ↑ / ↓ when it moved since the run above it.
+    """
+    runs = _plain_table("ragmeter history")
+    for col in ("run", "when", "label", "queries", "source"):
+        runs.add_column(col, justify="right" if col in {"run", "queries"} else "left")
+    for e in entries:
+        runs.add_row(
+            str(e.id), e.created_at.replace("T", " ")[:16], e.label, str(e.n_queries), e.source or ""
+        )
+    cells: dict[str, list[str]] = {}
+    for name in names:
+        previous: float | None = None
+        column = []
+        for e in entries:
+            value = e.aggregate.get(name)
+            arrow = ""
+            if value is not None and previous is not None and value != previous:
+                arrow = " ↑" if value > previous else " ↓"
+            column.append(fmt_value(value) + arrow)
+            previous = value if value is not None else previous
+        cells[name] = column
+    key_width = max([3, *(len(str(e.id)) for e in entries)]) + 2
+    chunks: list[list[str]] = [[]]
+    used = key_width
+    for name in names:
+        need = max(len(name), HISTORY_CELL) + 2
+        if chunks[-1] and used + need > width:
+            chunks.append([])
+            used = key_width
+        chunks[-1].append(name)
+        used += need
+    tables = [runs]
+    for number, chunk in enumerate(c for c in chunks if c):
+        part = f" ({number + 1}/{len(chunks)})" if len(chunks) > 1 else ""
+        table = _plain_table(f"metrics by run{part}")
+        table.add_column("run", justify="right", no_wrap=True)
+        for name in chunk:
+            table.add_column(name, justify="right", no_wrap=True)
+        for row, e in enumerate(entries):
+            table.add_row(str(e.id), *(cells[name][row] for name in chunk))
+        tables.append(table)
+    return tables
+
+
 @app.command("history")
 def history_command(
     db: Annotated[
-        Path | None, typer.Option("--db", help="History database (default .ragmeter/history.sqlite).")
+        Path | None,
+        typer.Option(
+            "--db", help="History database (default $RAGMETER_HISTORY, else .ragmeter/history.sqlite)."
+        ),
     ] = None,
     metric: Annotated[list[str] | None, typer.Option("--metric", "-m", help="Only these metrics.")] = None,
     last: Annotated[int, typer.Option(min=1, help="Show the last N runs.")] = 20,
     as_json: Annotated[bool, typer.Option("--json", help="Print the runs as JSON.")] = False,
 ) -> None:
     """The trend of each metric over recorded runs, oldest first."""
+    from ragmeter.errors import ConfigError
+    from ragmeter.report.gate import canonical_metric_name
     from ragmeter.report.history import default_history_path, load_history
 
     entries = load_history(db or default_history_path(), last=last)
-    names = metric or list(dict.fromkeys(m for e in entries for m in e.aggregate))
+    recorded = list(dict.fromkeys(m for e in entries for m in e.aggregate))
+    names = recorded
+    if metric:
+        names = []
+        for requested in metric:
+            name = requested if requested in recorded else canonical_metric_name(requested)
+            if name not in recorded:
+                raise ConfigError(
+                    f"--metric {requested!r}: no recorded run has this metric "
+                    f"(have: {', '.join(recorded) or 'none'})"
+                )
+            names.append(name)
     if as_json:
-        typer.echo(json.dumps([e.__dict__ for e in entries], indent=2))
+        rows = [{**e.__dict__, "aggregate": {n: e.aggregate.get(n) for n in names}} for e in entries]
+        typer.echo(json.dumps(rows, indent=2))
         return
-    table = Table(title="ragmeter history", title_justify="left")
-    for col in ("run", "when", "label", *names):
-        table.add_column(col, justify="right" if col in names else "left")
-    previous: dict[str, float | None] = {}
-    for e in entries:
-        cells = []
-        for name in names:
-            value = e.aggregate.get(name)
-            before = previous.get(name)
-            arrow = (
-                ""
-                if value is None or before is None or value == before
-                else (" ↑" if value > before else " ↓")
-            )
-            cells.append(fmt_value(value) + arrow)
-            previous[name] = value
-        table.add_row(str(e.id), e.created_at.replace("T", " ")[:16], e.label, *cells)
-    Console().print(table)
+    console = Console()
+    if not entries:
+        console.print("no runs recorded yet")
+        return
+    for table in history_tables(entries, names, width=console.width):
+        console.print(table)
 
 
 @app.command("report")

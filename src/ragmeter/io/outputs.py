@@ -48,6 +48,14 @@ def load_outputs_with_sources(path: str | Path) -> tuple[dict[str, SystemOutput]
             value = record.value
             if not isinstance(value, dict) or "id" not in value:
                 raise InputError('each line must be an object {"id": ..., "output": ...}', where=record.where)
+            if (
+                isinstance(value["id"], bool)
+                or not isinstance(value["id"], (str, int))
+                or not str(value["id"]).strip()
+            ):
+                raise InputError(
+                    f"id must be a non-blank string or an integer, got {value['id']!r}", where=record.where
+                )
             if "output" not in value:
                 raise InputError(f"record for sample {value['id']!r} has no 'output'", where=record.where)
             sid = str(value["id"])

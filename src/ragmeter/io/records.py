@@ -134,10 +134,30 @@ def read_text(path: Path) -> str:
     try:
         text = data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
-        raise InputError(f"not UTF-8 text (byte {exc.start})", where=str(path)) from None
+        line_start = data.rfind(b"\n", 0, exc.start) + 1
+        lineno = data.count(b"\n", 0, exc.start) + 1
+        raise InputError(
+            f"not UTF-8 text (byte {exc.start - line_start + 1} of the line)", where=f"{path}:{lineno}"
+        ) from None
     if not text.strip():
         raise InputError("file is empty", where=str(path))
     return text
+
+
+def check_output_file(path: Path) -> Path:
+    """Check, before any work is done, that ``path`` can be written as a file; return it.
+
+    A folder, or a path under something that is a file, is an :class:`InputError` naming the path,
+    so a command fails at once instead of after its work, with a traceback.
+    """
+    if path.is_dir():
+        raise InputError("is a directory; expected a file name", where=str(path))
+    for parent in path.parents:
+        if parent.exists():
+            if not parent.is_dir():
+                raise InputError(f"cannot create it: {parent} is a file, not a folder", where=str(path))
+            break
+    return path
 
 
 def read_jsonl(path: Path) -> list[Record]:

@@ -4,6 +4,12 @@ Only queries scored in both runs are paired. Runs whose query sets differ are
 compared on the intersection, and the comparison says how many queries were
 left out on each side.
 
+A metric whose aggregate is a percentile (``latency_p95``: the registry's
+``percentile``) is compared by that percentile, not by the mean: the baseline and
+candidate values are the percentiles over the paired queries, the delta is their
+difference, the interval a paired bootstrap of it and the p-value a paired
+randomisation test of it (``statistic`` says which: ``"mean"`` or ``"p95"``).
+
 >>> from ragmeter.results import EvalResult
 >>> def run(values):
 ...     return EvalResult(aggregate={}, per_query={q: {"mrr": v} for q, v in values.items()},
@@ -20,7 +26,14 @@ from collections.abc import Sequence
 import numpy as np
 from pydantic import BaseModel, Field
 
-from ragmeter.report.stats import benjamini_hochberg, bootstrap_ci, holm, permutation_pvalue
+from ragmeter.report.stats import (
+    benjamini_hochberg,
+    bootstrap_ci,
+    holm,
+    paired_percentile_ci,
+    paired_percentile_pvalue,
+    permutation_pvalue,
+)
 from ragmeter.results import EvalResult
 
 LOWER_IS_BETTER_HINTS = ("rate", "latency", "cost", "tokens", "miss")
@@ -38,6 +51,23 @@ def higher_is_better(metric: str) -> bool:
         return not any(hint in lowered for hint in LOWER_IS_BETTER_HINTS) or "hit_rate" in lowered
 
 
+def aggregate_percentile(metric: str) -> float | None:
+    """The percentile a metric's aggregate is (95.0 for ``latency_p95.retrieval``), or ``None`` for a mean."""
+    from ragmeter.errors import MetricNameError
+    from ragmeter.metrics.registry import resolve_metric
+
+    try:
+        return resolve_metric(metric).definition.percentile
+    except (MetricNameError, KeyError):
+        return None
+
+
+def _statistic_name(percentile: float | None) -> str:
+    if percentile is None:
+        return "mean"
+    return f"p{percentile:g}"
+
+
 class QueryChange(BaseModel):
     """One query's values in both runs."""
 
@@ -53,6 +83,9 @@ class MetricComparison(BaseModel):
     metric: str
     higher_is_better: bool
     n_pairs: int
+    statistic: str = "mean"
+    """What ``baseline_mean``, ``candidate_mean`` and ``delta`` are: ``mean``, or a percentile
+    (``p95``) for metrics whose aggregate is one."""
     baseline_mean: float | None
     candidate_mean: float | None
     delta: float | None
@@ -96,11 +129,14 @@ def _compare_metric(
     seed: int,
 ) -> MetricComparison:
     hib = higher_is_better(metric)
+    percentile = aggregate_percentile(metric)
+    statistic = _statistic_name(percentile)
     if not pairs:
         return MetricComparison(
             metric=metric,
             higher_is_better=hib,
             n_pairs=0,
+            statistic=statistic,
             baseline_mean=None,
             candidate_mean=None,
             delta=None,
@@ -111,7 +147,18 @@ def _compare_metric(
     base = np.array([p[1] for p in pairs])
     cand = np.array([p[2] for p in pairs])
     diffs = cand - base
-    low, high = bootstrap_ci(diffs, confidence=confidence, n_resamples=n_resamples, seed=seed)
+    if percentile is None:
+        base_value, cand_value, delta = float(base.mean()), float(cand.mean()), float(diffs.mean())
+        low, high = bootstrap_ci(diffs, confidence=confidence, n_resamples=n_resamples, seed=seed)
+        p_value = permutation_pvalue(diffs, n_permutations=n_resamples, seed=seed)
+    else:
+        base_value = float(np.percentile(base, percentile))
+        cand_value = float(np.percentile(cand, percentile))
+        delta = cand_value - base_value
+        low, high = paired_percentile_ci(
+            base, cand, percentile, confidence=confidence, n_resamples=n_resamples, seed=seed
+        )
+        p_value = paired_percentile_pvalue(base, cand, percentile, n_permutations=n_resamples, seed=seed)
     changes = [QueryChange(id=q, baseline=b, candidate=c, delta=c - b) for q, b, c in pairs if c != b]
     better = sorted((ch for ch in changes if (ch.delta > 0) == hib), key=lambda ch: -abs(ch.delta))
     worse = sorted((ch for ch in changes if (ch.delta > 0) != hib), key=lambda ch: -abs(ch.delta))
@@ -119,12 +166,13 @@ def _compare_metric(
         metric=metric,
         higher_is_better=hib,
         n_pairs=len(pairs),
-        baseline_mean=float(base.mean()),
-        candidate_mean=float(cand.mean()),
-        delta=float(diffs.mean()),
+        statistic=statistic,
+        baseline_mean=base_value,
+        candidate_mean=cand_value,
+        delta=delta,
         ci_low=low,
         ci_high=high,
-        p_value=permutation_pvalue(diffs, n_permutations=n_resamples, seed=seed),
+        p_value=p_value,
         improved=better[:top],
         regressed=worse[:top],
         n_improved=len(better),
@@ -149,13 +197,25 @@ def compare_results(
     shared = [q for q in baseline.per_query if q in candidate.per_query]
     only_b = len(baseline.per_query) - len(shared)
     only_c = len(candidate.per_query) - len(shared)
-    names = list(metrics) if metrics else _shared_metric_names(baseline, candidate)
+    names = (
+        _requested_names(metrics, baseline, candidate)
+        if metrics
+        else _shared_metric_names(baseline, candidate)
+    )
     notes: list[str] = []
     if only_b or only_c:
         notes.append(
             f"the runs' query sets differ: compared on the {len(shared)} shared queries "
             f"({only_b} only in {baseline_label}, {only_c} only in {candidate_label})"
         )
+    for label, result, other in (
+        (baseline_label, baseline, candidate),
+        (candidate_label, candidate, baseline),
+    ):
+        theirs = set(_all_names(other))
+        alone = [n for n in _all_names(result) if n not in theirs and (not metrics or n in names)]
+        if alone:
+            notes.append(f"only in {label}, not compared: {', '.join(alone)}")
     compared: list[MetricComparison] = []
     for name in names:
         pairs: list[tuple[str, float, float]] = []
@@ -191,12 +251,36 @@ def compare_results(
     )
 
 
-def _shared_metric_names(baseline: EvalResult, candidate: EvalResult) -> list[str]:
-    def names(result: EvalResult) -> list[str]:
-        seen: dict[str, None] = dict.fromkeys(result.aggregate)
-        for values in result.per_query.values():
-            seen.update(dict.fromkeys(values))
-        return list(seen)
+def _all_names(result: EvalResult) -> list[str]:
+    seen: dict[str, None] = dict.fromkeys(result.aggregate)
+    for values in result.per_query.values():
+        seen.update(dict.fromkeys(values))
+    return list(seen)
 
-    cand = set(names(candidate))
-    return [n for n in names(baseline) if n in cand]
+
+def _requested_names(requested: Sequence[str], baseline: EvalResult, candidate: EvalResult) -> list[str]:
+    """The names asked for, as the runs spell them (aliases resolved); a name neither run has is an error."""
+    from ragmeter.errors import ConfigError, MetricNameError
+    from ragmeter.metrics.registry import resolve_metric
+
+    available = list(dict.fromkeys([*_all_names(baseline), *_all_names(candidate)]))
+    names: list[str] = []
+    for name in requested:
+        canonical = name
+        if name not in available:
+            try:
+                canonical = resolve_metric(name).name
+            except (MetricNameError, KeyError):
+                canonical = name
+        if canonical not in available:
+            raise ConfigError(
+                f"--metric {name!r}: no such metric in either run (have: {', '.join(available)})"
+            )
+        if canonical not in names:
+            names.append(canonical)
+    return names
+
+
+def _shared_metric_names(baseline: EvalResult, candidate: EvalResult) -> list[str]:
+    cand = set(_all_names(candidate))
+    return [n for n in _all_names(baseline) if n in cand]

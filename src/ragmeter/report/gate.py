@@ -65,7 +65,8 @@ class RuleOutcome:
     reason: str
 
 
-def _canonical(name: str) -> str:
+def canonical_metric_name(name: str) -> str:
+    """The canonical spelling of a metric name (``recall_any@5`` → ``hit@5``); unknown names unchanged."""
     from ragmeter.metrics.registry import resolve_metric
 
     try:
@@ -95,7 +96,7 @@ def parse_rule(text: str) -> Rule:
     else:
         mode = "absolute"
     threshold = float(number) / (100.0 if mode == "relative" else 1.0)
-    metric = _canonical(match.group("inner") or match.group("name"))
+    metric = canonical_metric_name(match.group("inner") or match.group("name"))
     return Rule(text.strip(), metric, mode, match.group("op"), threshold)
 
 
@@ -118,6 +119,8 @@ def check_rules(
     A rule naming a metric that neither run has is a :class:`ConfigError`
     (a gate must never pass because of a typo).
     """
+    if alpha is not None and not 0 < alpha < 1:
+        raise ConfigError(f"--alpha must be between 0 and 1 (exclusive), got {alpha:g}")
     outcomes: list[RuleOutcome] = []
     for rule in rules:
         base = comparison.baseline_aggregate.get(rule.metric)
@@ -143,7 +146,12 @@ def check_rules(
             value = None
         if value is None:
             outcomes.append(
-                RuleOutcome(rule, None, True, f"{rule.text}: no value to compare for {rule.metric}")
+                RuleOutcome(
+                    rule,
+                    None,
+                    True,
+                    f"FAIL: no value to compare for {rule.metric} (it must be in both runs) [{rule.text}]",
+                )
             )
             continue
         hit = OPS[rule.op](value, rule.threshold)

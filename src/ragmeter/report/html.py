@@ -220,9 +220,29 @@ def render_report(results_dir: str | Path, *, history: Sequence[HistoryEntry] | 
     )
 
 
+def report_target(results_dir: str | Path, out: str | Path | None = None) -> Path:
+    """Where :func:`write_report` writes: ``out`` (``out/report.html`` for a folder), else next to metrics.json.
+
+    A path that cannot be a file (under a file) is an :class:`~ragmeter.errors.InputError`.
+    """
+    from ragmeter.io.records import check_output_file
+
+    results = Path(results_dir)
+    folder = results.parent if results.is_file() else results
+    target = folder / "report.html" if out is None else Path(out)
+    if target.is_dir():
+        target = target / "report.html"
+    return check_output_file(target)
+
+
 def write_report(results_dir: str | Path, out: str | Path | None = None, **kwargs: Any) -> Path:
-    """Write the report (default ``<results_dir>/report.html``) and return its path."""
-    target = Path(out) if out is not None else Path(results_dir) / "report.html"
+    """Write the report (default ``report.html`` in the results folder) and return its path.
+
+    ``results_dir`` may also be the path of a ``metrics.json``; ``out`` may be a folder.
+    The page is rendered before anything is written, so a bad results folder leaves no file behind.
+    """
+    target = report_target(results_dir, out)
+    page = render_report(results_dir, **kwargs)
     target.parent.mkdir(parents=True, exist_ok=True)
-    target.write_text(render_report(results_dir, **kwargs), encoding="utf-8")
+    target.write_text(page, encoding="utf-8")
     return target

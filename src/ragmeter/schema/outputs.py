@@ -21,7 +21,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from ragmeter.schema.rag import FolderMode, Reference, TokenCounts, check_seconds
+from ragmeter.schema.rag import FolderMode, Reference, TokenCounts, check_seconds, near_miss_key
 
 
 class RetrievedItem(BaseModel):
@@ -127,6 +127,9 @@ class SystemOutput(BaseModel):
                 'output must be {"retrieved": [...]}, an id array, or that JSON as a string; '
                 f"got {type(raw).__name__}"
             )
+        miss = near_miss_key(raw, cls.model_fields)
+        if miss is not None:
+            raise ValueError(f"output has an unknown field {miss[0]!r}; did you mean {miss[1]!r}?")
         if "retrieved" in raw and raw["retrieved"] is None:
             raw = {**raw, "retrieved": []}
         if isinstance(raw.get("retrieved"), (list, tuple)):

@@ -13,13 +13,44 @@ string (``"Setup > Install"``) or a list of components.
 
 from __future__ import annotations
 
+import difflib
 import math
+from collections.abc import Iterable
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 RecencyRule = Literal["cite_newer", "acknowledge_both", "cite_both"]
 FolderMode = Literal["off", "on", "on_with_fallback"]
+
+
+NEAR_MISS_CUTOFF = 0.85
+"""How close (difflib ratio, case-insensitive) an unknown key must be to a field to count as its typo."""
+
+
+def near_miss_key(value: Any, fields: Iterable[str]) -> tuple[str, str] | None:
+    """An unknown key of ``value`` that looks like a misspelt field the mapping does not set.
+
+    Records may carry fields of their own (``question``, ``candidates``, a system's ``debug``), so
+    unknown keys are allowed — except a near miss of a known field that is absent, which would
+    otherwise be silently ignored (``retreived`` scoring an empty ranking as 0).
+
+    >>> near_miss_key({"retreived": ["a"]}, ["retrieved", "answer"])
+    ('retreived', 'retrieved')
+    >>> near_miss_key({"retrieved": [], "retreived": []}, ["retrieved"]) is None
+    True
+    """
+    if not isinstance(value, dict):
+        return None
+    known = [f for f in fields if f not in value]
+    lowered = {f.lower(): f for f in known}
+    for key in value:
+        if not isinstance(key, str) or key in fields:
+            continue
+        close = difflib.get_close_matches(key.lower(), list(lowered), n=1, cutoff=NEAR_MISS_CUTOFF)
+        if close:
+            return key, lowered[close[0]]
+    return None
 
 
 def _non_blank(value: Any, what: str) -> Any:

@@ -23,7 +23,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from ragmeter.schema.rag import Anchor, RecencyRule
+from ragmeter.schema.rag import Anchor, RecencyRule, near_miss_key
 
 
 def _as_id(value: Any, what: str) -> str:
@@ -87,6 +87,20 @@ class Sample(BaseModel):
     tags: list[str] = Field(default_factory=list)
     difficulty: str | None = None
     vault: str | None = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _no_misspelt_fields(cls, value: Any) -> Any:
+        """Other fields are kept, but a misspelt known field (or a ``metadata`` one at the top) is an error."""
+        if not isinstance(value, dict):
+            return value
+        for key in ("expected_answer", "k"):
+            if key in value:
+                raise ValueError(f"{key!r} belongs under 'metadata' (metadata: {{{key}: ...}})")
+        miss = near_miss_key(value, cls.model_fields)
+        if miss is not None:
+            raise ValueError(f"unknown field {miss[0]!r}; did you mean {miss[1]!r}?")
+        return value
 
     @field_validator("tags", mode="before")
     @classmethod
