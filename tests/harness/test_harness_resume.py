@@ -33,6 +33,25 @@ def _cli(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str,
     return int(exit_info.value.code or 0), captured.out, captured.err
 
 
+def _settled_request_count(server: Any, quiet_s: float = 0.3, limit_s: float = 10.0) -> int:
+    """The server's request count once the killed run's last requests have all arrived.
+
+    A request the killed process sent just before it died can still be in the
+    socket buffer, to be read (and recorded) a moment later under load.
+    """
+    deadline = time.monotonic() + limit_s
+    count, since = len(server.requests), time.monotonic()
+    while time.monotonic() < deadline:
+        time.sleep(0.05)
+        with server.lock:
+            now, busy = len(server.requests), server.inflight
+        if now != count or busy:
+            count, since = now, time.monotonic()
+        elif time.monotonic() - since >= quiet_s:
+            break
+    return count
+
+
 def test_harness_resume_after_sigkill_asks_nothing_twice_and_loses_nothing(
     tmp_path: Path, h: SimpleNamespace, rag_server: Any, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -60,7 +79,7 @@ def test_harness_resume_after_sigkill_asks_nothing_twice_and_loses_nothing(
             proc.stderr.close()
     recorded_first = set(h.read_outputs(outputs))
     assert 4 <= len(recorded_first) < n
-    asked_first = len(rag_server.requests)
+    asked_first = _settled_request_count(rag_server)
 
     code, out, err = _cli(["run", str(suite), "--resume"], capsys)
     assert code == 0, err
