@@ -485,7 +485,7 @@ class _JudgeArgs:
 
 def _judge_config(judging: _JudgeArgs, cfg: RagmeterConfig, cfg_path: Path | None) -> JudgeConfig | None:
     """The judge config from the argument, else the config file's ``judge:`` block (``None``: no judge)."""
-    block = (cfg.model_extra or {}).get("judge")
+    block = cfg.judge
     if judging.judge is None and block is None and judging.max_cost is None:
         return None  # the common case: no judge anywhere, nothing to import
     from ragmeter.eval_judges import load_eval_judge_config

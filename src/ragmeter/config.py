@@ -1,7 +1,8 @@
 """Project configuration: ``--config PATH`` or ``ragmeter.yaml`` in the working directory.
 
-Only the sections ragmeter knows are validated strictly; other top-level
-sections (``judge:``, ``report:``, …) belong to the modules that read them.
+Every key is checked: a misspelt section or setting is an error that names the
+right one, never silently ignored. The ``judge:`` block is validated by the
+judges (:mod:`ragmeter.judges`) when a judge is used.
 
 >>> cfg = RagmeterConfig.model_validate({"metrics": {"retrieval": {"default_k": 10}}})
 >>> cfg.metrics.retrieval.default_k
@@ -14,6 +15,7 @@ sections (``judge:``, ``report:``, …) belong to the modules that read them.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -47,7 +49,7 @@ class RagConfig(BaseModel):
 class MetricsConfig(BaseModel):
     """``metrics``: per-family settings."""
 
-    model_config = ConfigDict(extra="allow")
+    model_config = ConfigDict(extra="forbid")
 
     retrieval: RetrievalConfig = Field(default_factory=RetrievalConfig)
     rag: RagConfig = Field(default_factory=RagConfig)
@@ -56,13 +58,15 @@ class MetricsConfig(BaseModel):
 class RagmeterConfig(BaseModel):
     """The whole configuration file."""
 
-    model_config = ConfigDict(extra="allow")
+    model_config = ConfigDict(extra="forbid")
 
     metrics: MetricsConfig = Field(default_factory=MetricsConfig)
     pricing: dict[str, ModelPrice] = Field(default_factory=dict)
     """Model name → price per 1k prompt/completion tokens; ``default`` prices any other model."""
     index_stats: str | None = None
     """Index-statistics file; a relative path is relative to the config file's folder."""
+    judge: Any = None
+    """The ``judge:`` block (see docs/judges.md), checked when a judge is used."""
 
 
 def load_config(

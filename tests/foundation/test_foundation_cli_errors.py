@@ -300,6 +300,24 @@ CASES: list[object] = [
         id="config-unknown-key",
     ),
     pytest.param(
+        {"bad.yaml": "metrcs:\n  retrieval:\n    default_k: 3\n"},
+        [*DATASET_ARGS, "--config", "bad.yaml"],
+        "Error: bad.yaml: metrcs: unknown setting; did you mean 'metrics'?",
+        id="config-misspelt-section",
+    ),
+    pytest.param(
+        {"bad.yaml": "reports:\n  title: x\n"},
+        [*DATASET_ARGS, "--config", "bad.yaml"],
+        "Error: bad.yaml: reports: unknown setting (known: metrics, pricing, index_stats, judge)",
+        id="config-unknown-section",
+    ),
+    pytest.param(
+        {"bad.yaml": "metrics:\n  retreival:\n    default_k: 3\n"},
+        [*DATASET_ARGS, "--config", "bad.yaml"],
+        "Error: bad.yaml: metrics.retreival: unknown setting; did you mean 'retrieval'?",
+        id="config-misspelt-family",
+    ),
+    pytest.param(
         {"bad.yaml": "metrics:\n  retrieval:\n    default_k: 0\n"},
         [*DATASET_ARGS, "--config", "bad.yaml"],
         "Error: bad.yaml: metrics.retrieval.default_k: Input should be greater than or equal to 1",

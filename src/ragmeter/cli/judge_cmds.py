@@ -45,7 +45,7 @@ def _judge_block(config: Path | None) -> dict[str, Any]:
     from ragmeter.errors import ConfigError
 
     cfg, source = load_config(config)
-    block = (cfg.model_extra or {}).get("judge")
+    block = cfg.judge
     if block is None:
         return {}
     if not isinstance(block, dict):

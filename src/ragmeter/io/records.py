@@ -108,8 +108,12 @@ def describe_validation_error(exc: ValidationError, model: type[BaseModel] | Non
     loc = ".".join(str(part) for part in err["loc"] if part != "__root__")
     msg = str(err["msg"]).removeprefix("Value error, ")
     if err["type"] == "extra_forbidden":
-        close = difflib.get_close_matches(str(err["loc"][-1]), _known_fields(model, tuple(err["loc"])), n=1)
-        msg = "unknown setting" + (f"; did you mean {close[0]!r}?" if close else "")
+        known = _known_fields(model, tuple(err["loc"]))
+        close = difflib.get_close_matches(str(err["loc"][-1]), known, n=1)
+        if close:
+            msg = f"unknown setting; did you mean {close[0]!r}?"
+        else:
+            msg = "unknown setting" + (f" (known: {', '.join(known)})" if known else "")
     return f"{loc}: {msg}" if loc else msg
 
 
