@@ -181,10 +181,13 @@ def _drilldown(rows: list[dict[str, Any]], metric_names: list[str]) -> list[dict
 def render_report(results_dir: str | Path, *, history: Sequence[HistoryEntry] | None = None) -> str:
     """Render a results folder as one HTML page (returned as a string)."""
     loaded = load_results(results_dir)
-    metrics: dict[str, Any] = json.loads((loaded.path / "metrics.json").read_text(encoding="utf-8"))
+    metrics = loaded.metrics
     summary = _summary_rows(metrics)
     names = [r["name"] for r in summary]
-    rows, total = _read_jsonl(loaded.path / "per_query.jsonl", MAX_DRILLDOWN)
+    if loaded.rows is not None:
+        rows, total = loaded.rows[:MAX_DRILLDOWN], len(loaded.rows)
+    else:
+        rows, total = _read_jsonl(loaded.path / "per_query.jsonl", MAX_DRILLDOWN)
     extra = {
         k: v for k, v in metrics.items() if k not in KNOWN_KEYS and k not in {"judge_reliability", "agentic"}
     }

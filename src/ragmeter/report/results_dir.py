@@ -1,5 +1,9 @@
 """Read a results folder: ``metrics.json`` (an :class:`~ragmeter.results.EvalResult`) and ``config.json``.
 
+The JSON that ``ragmeter agentic --out`` writes is read too: each trace is a query
+whose values are its series at i = N, and the per-iteration averages are kept for
+the report's curves.
+
 >>> import tempfile
 >>> from ragmeter.results import EvalResult
 >>> d = EvalResult(aggregate={"mrr": 1.0}, per_query={"q": {"mrr": 1.0}}, n_queries=1,
@@ -29,11 +33,17 @@ class LoadedResults:
     path: Path
     result: EvalResult
     config: dict[str, Any] = field(default_factory=dict)
+    metrics: dict[str, Any] = field(default_factory=dict)
+    """The metrics JSON as read (agentic results: as :func:`agentic_as_metrics` gives it)."""
+    rows: list[dict[str, Any]] | None = None
+    """Per-query rows for the drill-down when they come with the JSON (agentic traces)."""
+    name: str = ""
+    """The label when the results were named by a file other than ``metrics.json``."""
 
     @property
     def label(self) -> str:
-        """A short name for tables: the folder name."""
-        return self.path.name or str(self.path)
+        """A short name for tables: the folder name (or the file's, for a JSON named on its own)."""
+        return self.name or self.path.resolve().name or str(self.path)
 
 
 def load_results(path: str | Path) -> LoadedResults:
@@ -60,6 +70,9 @@ def load_results(path: str | Path) -> LoadedResults:
             f"results schema version {version} is not readable by this ragmeter (reads {SCHEMA_VERSION})",
             where=str(metrics_file),
         )
+    rows = None
+    if data.get("kind") == "agentic":
+        data, rows = agentic_as_metrics(data, where=str(metrics_file))
     try:
         result = EvalResult.model_validate(data)
     except ValidationError as exc:
@@ -72,4 +85,61 @@ def load_results(path: str | Path) -> LoadedResults:
         except json.JSONDecodeError as exc:
             raise InputError(f"invalid JSON ({exc.msg})", where=f"{config_file}:{exc.lineno}") from None
         config = loaded if isinstance(loaded, dict) else {}
-    return LoadedResults(folder, result, config)
+    name = metrics_file.stem if metrics_file.name != "metrics.json" else ""
+    return LoadedResults(folder, result, config, data, rows, name)
+
+
+def _number(value: Any) -> float | None:
+    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
+
+
+def agentic_as_metrics(data: dict[str, Any], *, where: str) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """An agentic result as a metrics JSON (traces as queries, values at i = N) plus drill-down rows.
+
+    >>> doc = {"kind": "agentic", "aggregate": {"averages_at_n": {"CG": 3.0}, "n_at_n": {"CG": 1},
+    ...        "averages_by_iteration": {"CG": [1.0, 3.0]}, "traces_by_iteration": [1, 1]},
+    ...        "traces": [{"trace_id": "t", "status": "scored", "n_iterations": 2, "at_n": {"CG": 3.0}}]}
+    >>> metrics, rows = agentic_as_metrics(doc, where="a.json")
+    >>> metrics["aggregate"], metrics["per_query"], metrics["agentic"]["averages_by_iteration"]
+    ({'CG': 3.0}, {'t': {'CG': 3.0}}, {'CG': [1.0, 3.0]})
+    """
+    aggregate = data.get("aggregate")
+    traces = data.get("traces")
+    if not isinstance(aggregate, dict) or not isinstance(traces, list):
+        raise InputError("agentic result without 'aggregate' and 'traces'", where=where)
+    at_n = aggregate.get("averages_at_n") or {}
+    names = [name for name in at_n if not isinstance(at_n[name], (dict, list))]
+    per_query: dict[str, dict[str, float | None]] = {}
+    rows: list[dict[str, Any]] = []
+    for trace in traces:
+        if not isinstance(trace, dict):
+            continue
+        trace_id = str(trace.get("trace_id"))
+        values = trace.get("at_n") or {}
+        if trace.get("status") == "scored":
+            per_query[trace_id] = {name: _number(values.get(name)) for name in names}
+        rows.append(
+            {
+                "id": trace_id,
+                "metrics": per_query.get(trace_id, {}),
+                **{k: trace.get(k) for k in ("status", "reason", "where", "n_iterations") if trace.get(k)},
+            }
+        )
+    n_at_n = aggregate.get("n_at_n") or {}
+    metrics = {
+        "schema_version": SCHEMA_VERSION,
+        "aggregate": {name: _number(at_n[name]) for name in names},
+        "per_query": per_query,
+        "n_queries": len(traces),
+        "n_scored": {name: int(n_at_n.get(name) or 0) for name in names},
+        "n_skipped": {name: len(traces) - int(n_at_n.get(name) or 0) for name in names},
+        "warnings": list(data.get("warnings") or []),
+        "provenance": dict(data.get("provenance") or {}),
+        "agentic": {
+            "averages_by_iteration": aggregate.get("averages_by_iteration") or {},
+            "traces_by_iteration": aggregate.get("traces_by_iteration") or [],
+            "redundancy": aggregate.get("redundancy"),
+            "counts": aggregate.get("counts"),
+        },
+    }
+    return metrics, rows
