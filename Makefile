@@ -33,10 +33,12 @@ system-deps:
 	@bash .ci/system-deps.sh
 
 test: $(STAMP_ALL) lint system-deps
-	HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 $(BIN)/python -m pytest -n 2 -q
+	HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 $(BIN)/python -m pytest -n 2 --dist loadgroup -q
 
 bench: $(STAMP_ALL)
 	$(BIN)/python bench/run_bench.py
+	$(BIN)/python bench/bench_agentic.py --end-to-end
+	$(BIN)/python bench/bench_ray.py
 
 clean:
 	rm -rf $(VENV) build dist *.egg-info src/*.egg-info .mypy_cache .ruff_cache .pytest_cache

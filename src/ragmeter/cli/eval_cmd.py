@@ -11,6 +11,7 @@ from rich.console import Console
 from rich.markup import escape
 
 from ragmeter.cli import app
+from ragmeter.cli.run_cmd import ExecutorOption, RayAddressOption
 from ragmeter.errors import ConfigError
 
 if TYPE_CHECKING:
@@ -211,6 +212,8 @@ def eval_command(
             show_default=False,
         ),
     ] = None,
+    executor: ExecutorOption = "local",
+    ray_address: RayAddressOption = None,
 ) -> None:
     """Score recorded outputs against a dataset, or a TREC run against qrels."""
     from ragmeter.api import evaluate, evaluate_trec
@@ -236,19 +239,46 @@ def eval_command(
         raise ConfigError("the judge options apply to --dataset evaluations only")
     if no_judge and judge_options:
         raise ConfigError(f"--no-judge cannot be combined with {', '.join(judge_options)}")
+    runner = None
+    if executor != "local" or ray_address is not None:
+        from ragmeter.executors import make_executor
+
+        runner = make_executor(executor, address=ray_address)  # checks both options; Ray starts later
+        if not trec_mode:
+            raise ConfigError("--executor and --ray-address apply to TREC runs (--qrels/--run) only")
     if trec_mode:
         if qrels is None or run is None:
             raise ConfigError("TREC evaluation needs both --qrels and --run")
-        result = evaluate_trec(
-            qrels,
-            run,
-            metrics=metric or None,
-            k=k,
-            relevance_level=relevance_level,
-            complete=complete,
-            trec_compat=trec_compat,
-            config=config,
-        )
+        if runner is not None and runner.remote:
+            from ragmeter.cli.run_cmd import executor_note
+            from ragmeter.executors.partitioned_trec import evaluate_trec_partitioned
+
+            try:
+                result = evaluate_trec_partitioned(
+                    qrels,
+                    run,
+                    metrics=metric or None,
+                    k=k,
+                    relevance_level=relevance_level,
+                    complete=complete,
+                    trec_compat=trec_compat,
+                    config=config,
+                    executor=runner,
+                )
+                Console(stderr=True).print(executor_note(runner.describe()), markup=False, highlight=False)
+            finally:
+                runner.close()
+        else:
+            result = evaluate_trec(
+                qrels,
+                run,
+                metrics=metric or None,
+                k=k,
+                relevance_level=relevance_level,
+                complete=complete,
+                trec_compat=trec_compat,
+                config=config,
+            )
     else:
         if dataset is None:
             raise ConfigError("nothing to evaluate: give --dataset (with --outputs) or --qrels and --run")

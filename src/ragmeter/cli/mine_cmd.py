@@ -14,6 +14,7 @@ from rich.console import Console
 from rich.table import Table
 
 from ragmeter.cli import app
+from ragmeter.cli.run_cmd import ExecutorOption, RayAddressOption
 from ragmeter.errors import ConfigError
 
 try:  # typer >= 0.29 vendors click; older releases use the click package
@@ -105,13 +106,19 @@ def mine_run(
     quiet: Annotated[
         bool, typer.Option("--quiet", "-q", help="No progress bar; one line per question.")
     ] = False,
+    executor: ExecutorOption = "local",
+    ray_address: RayAddressOption = None,
 ) -> None:
     """Mine REGISTRY into a retrieval dataset (also a ragmeter evaluation dataset)."""
+    from ragmeter.executors import make_executor
     from ragmeter.mining.progress import LineProgress, RichProgress, make_progress
     from ragmeter.mining.session import DesignOptions, mine
 
     if design is not None and design not in ("bayes", "fixed"):
         raise ConfigError(f"--design must be bayes or fixed, got {design!r}")
+    runner = make_executor(executor, address=ray_address)
+    if runner.remote and recompute:
+        raise ConfigError("--recompute makes no solver call: drop --executor ray")
     err = Console(stderr=True, highlight=False, soft_wrap=True)
 
     def note(message: str) -> None:
@@ -139,10 +146,16 @@ def mine_run(
             trials_dir=trials_dir,
             progress=factory,
             notify=note,
+            executor=runner,
         )
+        if runner.remote:
+            from ragmeter.cli.run_cmd import executor_note
+
+            note(executor_note(runner.describe()))
     finally:
         for sink in sinks:
             sink.stop()
+        runner.close()
     if recompute:
         from ragmeter.mining.progress import summary_line
 

@@ -12,6 +12,28 @@ from rich.console import Console
 from ragmeter.cli import app
 from ragmeter.errors import ConfigError
 
+ExecutorOption = Annotated[
+    str,
+    typer.Option(
+        "--executor",
+        metavar="local|ray",
+        help="Where the work runs: local (this process) or ray (a Ray cluster; see docs/scale.md).",
+    ),
+]
+"""``--executor``, shared by the commands that can run on Ray."""
+
+RayAddressOption = Annotated[
+    str | None,
+    typer.Option(
+        "--ray-address",
+        metavar="ADDRESS",
+        help="Ray cluster to join: auto, HOST:PORT or ray://HOST:PORT "
+        "(default: $RAY_ADDRESS, else a private Ray instance on this machine).",
+        show_default=False,
+    ),
+]
+"""``--ray-address``, shared by the commands that can run on Ray."""
+
 
 @app.command("run")
 def run_command(
@@ -52,11 +74,16 @@ def run_command(
             "--breakdowns", metavar="DIMS", help="Breakdowns to print: comma-separated dimensions, or 'all'."
         ),
     ] = "category",
+    executor: ExecutorOption = "local",
+    ray_address: RayAddressOption = None,
 ) -> None:
     """Ask every question of a suite, record the answers, score them and write the results folder."""
     from ragmeter.cli.render import print_result
+    from ragmeter.executors import make_executor
     from ragmeter.harness.results_folder import RUN_FILES
     from ragmeter.harness.suite_run import run_suite
+
+    runner = make_executor(executor, address=ray_address)
 
     err = Console(stderr=True, highlight=False, soft_wrap=True)
 
@@ -64,15 +91,21 @@ def run_command(
         if not quiet or message.startswith("warning:"):
             err.print(message, markup=False)
 
-    outcome = run_suite(
-        suite,
-        resume=resume,
-        fresh=fresh,
-        quiet=quiet or as_json,
-        config=config,
-        results_dir=results_dir,
-        notify=note,
-    )
+    try:
+        outcome = run_suite(
+            suite,
+            resume=resume,
+            fresh=fresh,
+            quiet=quiet or as_json,
+            config=config,
+            results_dir=results_dir,
+            notify=note,
+            executor=runner,
+        )
+        if runner.remote:
+            note(executor_note(runner.describe()))
+    finally:
+        runner.close()
     summary = outcome.summary
     asked = f"asked {summary.n_called} question(s) in {summary.elapsed_seconds:.1f} s"
     if summary.n_resumed:
@@ -104,3 +137,9 @@ def run_command(
     note(f"results: {outcome.results_dir}/ ({', '.join(written)})")
     if outcome.all_failed:
         raise ConfigError(f"every call to {outcome.system} failed; first: {summary.first_errors[0]}")
+
+
+def executor_note(info: dict[str, object]) -> str:
+    """``ran on Ray 2.9.3: 8 CPUs on 2 node(s) at 10.0.0.5:6379``."""
+    where = f"at {info['address']}" if info.get("address") else "(a private local instance)"
+    return f"ran on Ray {info.get('ray_version')}: {info.get('cpus')} CPUs on {info.get('nodes')} node(s) {where}"

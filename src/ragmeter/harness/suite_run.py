@@ -18,6 +18,7 @@ from typing import Any
 
 from ragmeter.config import RagmeterConfig, load_config
 from ragmeter.errors import ConfigError, InputError, RagmeterError
+from ragmeter.executors.base import Executor, use_executor
 from ragmeter.harness.adapters import make_adapter
 from ragmeter.harness.calls import Adapter, question_of
 from ragmeter.harness.journal import OUTPUTS_FILENAME, JournalState, OutputsJournal, read_journal
@@ -158,12 +159,15 @@ def run_suite(
     progress: ProgressSink | None = None,
     notify: Notify | None = None,
     environ: Mapping[str, str] | None = None,
+    executor: Executor | None = None,
 ) -> RunOutcome:
     """Run a suite end to end and return the evaluation and the call summary.
 
     ``resume`` continues an existing results folder (questions already recorded
     are not asked again); ``fresh`` replaces it; without either, a non-empty
     results folder is an error. ``results_dir`` overrides the suite's.
+    ``executor`` (default: this process) is where the system is called and the
+    judges' calls are made; ``outputs.jsonl`` is always written here.
     """
     say: Notify = notify or (lambda _message: None)
     loaded = load_suite(suite_path, environ=environ)
@@ -181,6 +185,18 @@ def run_suite(
         default_k=default_k,
     )
     adapter, redactor = make_adapter(loaded, default_k=default_k, environ=environ)
+    if executor is not None and executor.remote:
+        from ragmeter.executors.remote_adapter import RemoteAdapter
+
+        executor.start()  # an unreachable cluster is an error before the results folder is touched
+        adapter = RemoteAdapter(
+            adapter,
+            executor,
+            loaded=loaded,
+            default_k=default_k,
+            concurrency=suite.concurrency,
+            environ=environ,
+        )
     folder = tidy_path(Path(results_dir)) if results_dir is not None else loaded.results_dir
     keep = [loaded.dataset_path]
     if isinstance(suite.system, BuiltinSystem):
@@ -201,7 +217,12 @@ def run_suite(
     for warning in warnings:
         say(f"warning: {warning}")
     pending = [s for s in samples if s.id not in state.outputs]
-    session: dict[str, Any] = {"started_at": _now(), "resumed": continuing, "n_resumed": len(state.outputs)}
+    session: dict[str, Any] = {
+        "started_at": _now(),
+        "resumed": continuing,
+        "n_resumed": len(state.outputs),
+        "executor": executor.describe() if executor is not None else {"kind": "local"},
+    }
     sessions = list(previous.get("sessions", [])) if previous and continuing else []
     sessions.append(session)
     doc: dict[str, Any] = {
@@ -247,7 +268,8 @@ def run_suite(
     session.update(finished_at=_now(), **summary.to_json_dict())
     index_stats = _write_index_stats(adapter, folder, asked=bool(pending))
     try:
-        result = _evaluate(loaded, outputs_path, config=config, index_stats=index_stats)
+        with use_executor(executor):
+            result = _evaluate(loaded, outputs_path, config=config, index_stats=index_stats)
     except RagmeterError:
         say(
             f"the answers are kept in {outputs_path}; once the problem below is fixed, "

@@ -15,6 +15,11 @@ ragmeter decides what is retried and can count every attempt:
 
 The ``openai`` package is imported when the first client is made, never at import.
 
+With a remote executor (given, or current when the client is made: see
+:func:`ragmeter.executors.use_executor`) each call is sent from a worker of the
+executor (:mod:`ragmeter.executors.remote_chat`) and its reply comes back here; the
+structured-output step-downs a worker makes are adopted by this client.
+
 >>> backoff_delay(0, base=1.0, cap=60.0, jitter=0.0)
 0.5
 >>> backoff_delay(3, base=1.0, cap=60.0, jitter=1.0)
@@ -40,6 +45,9 @@ from ragmeter.errors import ConfigError
 if TYPE_CHECKING:
     from openai import OpenAI
 
+    from ragmeter.executors.base import Executor
+    from ragmeter.executors.remote_chat import RemoteChat
+
 FormatMode = Literal["json_schema", "json_object", "none"]
 _LADDER: tuple[FormatMode, ...] = ("json_schema", "json_object", "none")
 _RETRY_STATUS = {408, 409}
@@ -61,6 +69,8 @@ class Endpoint:
     retry_base_delay_s: float
     retry_max_delay_s: float
     response_format: Literal["auto", "json_schema", "json_object", "none"]
+    concurrency: int | None = None
+    """Calls in flight allowed at this endpoint; with an executor, a limit for the whole cluster."""
 
 
 @dataclass(frozen=True)
@@ -130,8 +140,18 @@ class JudgeClient:
     Thread-safe: one client serves all worker threads of a run.
     """
 
-    def __init__(self, endpoint: Endpoint, *, sleep: Callable[[float], None] = time.sleep) -> None:
+    def __init__(
+        self,
+        endpoint: Endpoint,
+        *,
+        sleep: Callable[[float], None] = time.sleep,
+        executor: Executor | None = None,
+    ) -> None:
+        from ragmeter.executors.base import current_executor
+
         self.endpoint = endpoint
+        self._executor = executor if executor is not None else current_executor()
+        self._remote: RemoteChat | None = None
         self._sleep = sleep
         self._random = random.Random()
         self._lock = threading.Lock()
@@ -164,11 +184,14 @@ class JudgeClient:
             return self._mode
 
     def close(self) -> None:
-        """Close the HTTP connections."""
+        """Close the HTTP connections (and the executor's workers of this client)."""
         with self._client_lock:
             if self._openai is not None:
                 self._openai.close()
                 self._openai = None
+            remote, self._remote = self._remote, None
+        if remote is not None:
+            remote.close()
 
     def server_model_info(self) -> dict[str, Any] | None:
         """What ``GET /models`` says about the configured model (``None`` if the server does not say)."""
@@ -208,8 +231,16 @@ class JudgeClient:
                 return False
             current = self._mode
             self._mode = _LADDER[_LADDER.index(current) + 1]
-            self.format_notes.append(f"server rejected response_format {current}; using {self._mode}")
+            self.format_notes.append(_step_note(current, self._mode))
             return True
+
+    def adopt_mode(self, mode: FormatMode) -> None:
+        """Step down to ``mode`` when a copy of this client (on a worker) found the server needs it."""
+        with self._lock:
+            while _LADDER.index(self._mode) < _LADDER.index(mode):
+                current = self._mode
+                self._mode = _LADDER[_LADDER.index(current) + 1]
+                self.format_notes.append(_step_note(current, self._mode))
 
     def complete(
         self,
@@ -219,6 +250,8 @@ class JudgeClient:
         headers: Mapping[str, str] | None = None,
     ) -> ChatReply:
         """Send one chat completion; retry per the policy; raise :class:`JudgeCallError` when it fails."""
+        if self._executor is not None and self._executor.remote:
+            return self._complete_remote(self._executor, messages, schema=schema, headers=headers)
         import openai
 
         attempts = 0
@@ -293,6 +326,26 @@ class JudgeClient:
                 )
             failures += 1
             self._sleep(delay)
+
+    def _complete_remote(
+        self,
+        executor: Executor,
+        messages: Sequence[Mapping[str, str]],
+        *,
+        schema: Mapping[str, Any] | None,
+        headers: Mapping[str, str] | None,
+    ) -> ChatReply:
+        from ragmeter.executors.remote_chat import RemoteChat
+
+        with self._client_lock:
+            if self._remote is None:
+                self._remote = RemoteChat(executor, self.endpoint)
+            remote = self._remote
+        return remote.complete(self, messages, schema=schema, headers=headers)
+
+
+def _step_note(current: FormatMode, new: FormatMode) -> str:
+    return f"server rejected response_format {current}; using {new}"
 
 
 def _error_message(exc: Any) -> str:

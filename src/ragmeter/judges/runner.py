@@ -226,6 +226,7 @@ def _endpoint(cfg: JudgeConfig, *, model: str, base_url: str, api_key: str) -> E
         retry_base_delay_s=cfg.retry_base_delay_s,
         retry_max_delay_s=cfg.retry_max_delay_s,
         response_format=cfg.response_format,
+        concurrency=cfg.concurrency,
     )
 
 

@@ -12,22 +12,33 @@ A trial whose solver call or validation fails is logged as an ``error`` and the 
 
 from __future__ import annotations
 
+import contextlib
+import pickle
 import re
 import threading
+from collections import deque
 from collections.abc import Callable, Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import FIRST_COMPLETED, Future, wait
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
 from ragmeter import __version__
 from ragmeter.errors import ConfigError, InputError
+from ragmeter.executors.base import Limiter, WorkerPool
 from ragmeter.mining.designs import Conclusion, Design, design_from_block
 from ragmeter.mining.driver import Outcome, TrialKey, TrialPlan, decide
 from ragmeter.mining.questions import MiningQuestion
-from ragmeter.mining.solvers import BudgetExhausted, Solver, SolveRequest, SolverError
+from ragmeter.mining.solvers import (
+    BudgetExhausted,
+    MeteredSolver,
+    Solver,
+    SolverAnswer,
+    SolveRequest,
+    SolverError,
+)
 from ragmeter.mining.triallog import LogContents, TrialLog, file_sha256, read_log
-from ragmeter.mining.validators import Validator, ValidatorError
+from ragmeter.mining.validators import GroundTruth, Validation, Validator, ValidatorError
 
 
 class MiningProgress(Protocol):
@@ -160,22 +171,86 @@ def _accounting(contents: LogContents) -> tuple[int, float, int, list[str]]:
     return calls, cost, unpriced, sandboxes
 
 
+@dataclass
+class TrialWorker:
+    """What runs a trial (an executor pool's state): the solver and each benchmark's validator.
+
+    ``limiter`` caps the solver calls in flight across every worker (``None``: the pool's
+    own size is the cap).
+    """
+
+    solver: Solver
+    validators: dict[str, Validator]
+    limiter: Limiter | None = None
+
+
+@dataclass(frozen=True)
+class TrialAttempt:
+    """How one trial went on its worker, as plain data for the driver to log.
+
+    ``answer`` is set whenever the solver answered (also when validation then failed to run);
+    ``error`` is a failed call or validation (the trial is run again on ``--resume``);
+    ``budget`` a budget stop; ``fatal`` an error that ends the run.
+    """
+
+    answer: SolverAnswer | None = None
+    validation: Validation | None = None
+    error: str | None = None
+    budget: str | None = None
+    fatal: BaseException | None = None
+
+
+def attempt_trial(
+    state: TrialWorker, request: SolveRequest, benchmark: str, truth: GroundTruth
+) -> TrialAttempt:
+    """Solve and validate one trial (on a worker); exceptions become fields of the attempt."""
+    solver = state.solver
+    answer: SolverAnswer | None = None
+    try:
+        with state.limiter.hold() if state.limiter is not None else contextlib.nullcontext():
+            answer = solver.call(request) if isinstance(solver, MeteredSolver) else solver.solve(request)
+        validation = state.validators[benchmark].validate(answer.text, truth)
+    except (SolverError, ValidatorError) as exc:
+        return TrialAttempt(answer=answer, error=f"{type(exc).__name__}: {exc}")
+    except BudgetExhausted as exc:
+        return TrialAttempt(budget=str(exc))
+    except Exception as exc:  # configuration errors and bugs end the run
+        return TrialAttempt(answer=answer, fatal=_portable(exc))
+    return TrialAttempt(answer=answer, validation=validation)
+
+
+def _portable(exc: Exception) -> Exception:
+    """``exc``, or a RuntimeError saying what it was when it cannot be pickled (to leave a worker)."""
+    try:
+        pickle.dumps(exc)
+    except Exception:
+        return RuntimeError(f"{type(exc).__name__}: {exc}")
+    return exc
+
+
+@dataclass
+class _InFlight:
+    plan: TrialPlan
+    docs: tuple[tuple[str, str], ...]
+    reservation: Any
+
+
 class _Runner:
-    """Runs planned trials of one question: solve, validate, log; collects failures."""
+    """Runs planned trials of one question in a pool (solve, validate), logs them here; collects failures."""
 
     def __init__(
         self,
         question: MiningQuestion,
         log: TrialLog,
         solver: Solver,
-        validator: Validator,
+        pool: WorkerPool[TrialWorker],
         progress: MiningProgress,
         stop_event: threading.Event,
     ) -> None:
         self.question = question
         self.log = log
         self.solver = solver
-        self.validator = validator
+        self.pool = pool
         self.progress = progress
         self.stop_event = stop_event
         self.failures: list[str] = []
@@ -183,9 +258,7 @@ class _Runner:
         self.budget: str | None = None
         self.ran = 0
 
-    def _one(self, plan: TrialPlan) -> tuple[TrialKey, Outcome] | None:
-        if self.stop_event.is_set():
-            return None
+    def _submit(self, plan: TrialPlan) -> tuple[Future[TrialAttempt], _InFlight] | None:
         q = self.question
         docs = tuple((q.pool.candidates[i].id, q.pool.candidates[i].text) for i in plan.shown)
         request = SolveRequest(
@@ -199,30 +272,65 @@ class _Runner:
             solution_file=q.solution_file,
             metadata=q.metadata,
         )
+        reservation = None
+        if isinstance(self.solver, MeteredSolver):  # the budget is kept here, on the driver
+            try:
+                reservation = self.solver.reserve(request)
+            except BudgetExhausted as exc:
+                self._stop_for_budget(str(exc))
+                return None
         try:
-            answer = self.solver.solve(request)
-            validation = self.validator.validate(answer.text, q.truth)
-        except (SolverError, ValidatorError) as exc:
-            message = f"{type(exc).__name__}: {exc}"
-            self.log.append({"type": "error", "kind": plan.kind, "index": plan.index, "message": message})
-            self.failures.append(f"trial {plan.kind}/{plan.index}: {message}")
-            self.progress.trial_done(q.pair_id, None, None)
+            future = self.pool.submit(attempt_trial, request, q.benchmark, q.truth)
+        except BaseException:
+            self._release(reservation)
+            raise
+        return future, _InFlight(plan, docs, reservation)
+
+    def _release(self, reservation: Any) -> None:
+        if reservation is not None and isinstance(self.solver, MeteredSolver):
+            self.solver.release(reservation)
+
+    def _stop_for_budget(self, message: str) -> None:
+        self.budget = self.budget or message
+        self.stop_event.set()
+
+    def _error(self, plan: TrialPlan, message: str) -> None:
+        self.log.append({"type": "error", "kind": plan.kind, "index": plan.index, "message": message})
+        self.failures.append(f"trial {plan.kind}/{plan.index}: {message}")
+        self.progress.trial_done(self.question.pair_id, None, None)
+
+    def _settle(self, future: Future[TrialAttempt], item: _InFlight) -> tuple[TrialKey, Outcome] | None:
+        plan = item.plan
+        try:
+            attempt = future.result()
+        except Exception as exc:  # the executor lost the call (its worker died, beyond the retries)
+            self._release(item.reservation)
+            self._error(plan, f"WorkerLost: {type(exc).__name__}: {' '.join(str(exc).split())[:300]}")
             return None
-        except BudgetExhausted as exc:
-            self.budget = str(exc)
+        answer = attempt.answer
+        if item.reservation is not None:
+            if answer is not None and isinstance(self.solver, MeteredSolver):
+                answer = self.solver.settle(item.reservation, answer)
+            else:
+                self._release(item.reservation)
+        if attempt.budget is not None:
+            self._stop_for_budget(attempt.budget)
+            return None
+        if attempt.fatal is not None:
+            self.fatal = self.fatal or attempt.fatal
             self.stop_event.set()
             return None
-        except BaseException as exc:  # configuration errors and bugs end the run
-            self.fatal = exc
-            self.stop_event.set()
+        if attempt.error is not None or answer is None or attempt.validation is None:
+            self._error(plan, attempt.error or "the trial produced no answer")
             return None
+        validation = attempt.validation
         self.log.append(
             {
                 "type": "trial",
                 "kind": plan.kind,
                 "index": plan.index,
                 "seed": plan.seed,
-                "shown": [doc_id for doc_id, _ in docs],
+                "shown": [doc_id for doc_id, _ in item.docs],
                 "passed": validation.passed,
                 "answer": answer.text[:20_000],
                 "validation": validation.detail,
@@ -230,24 +338,35 @@ class _Runner:
             }
         )
         self.ran += 1
-        self.progress.trial_done(q.pair_id, validation.passed, answer.cost_usd)
+        self.progress.trial_done(self.question.pair_id, validation.passed, answer.cost_usd)
         return plan.key, Outcome(validation.passed, plan.shown)
 
     def run_batch(self, plans: Sequence[TrialPlan]) -> dict[TrialKey, Outcome]:
-        workers = max(1, min(self.solver.concurrency, len(plans)))
-        if workers == 1:
-            results = [self._one(plan) for plan in plans]
-            return dict(r for r in results if r is not None)
-        pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="ragmeter-mine")
+        """Run ``plans`` with up to the pool's capacity in flight; log each as it completes."""
+        results: dict[TrialKey, Outcome] = {}
+        queue = deque(plans)
+        inflight: dict[Future[TrialAttempt], _InFlight] = {}
         try:
-            futures = [pool.submit(self._one, plan) for plan in plans]
-            results = [future.result() for future in futures]
-        except BaseException:  # Ctrl-C: finish the calls in flight (they are logged), start no more
+            while queue or inflight:
+                while queue and len(inflight) < self.pool.capacity and not self.stop_event.is_set():
+                    submitted = self._submit(queue.popleft())
+                    if submitted is not None:
+                        inflight[submitted[0]] = submitted[1]
+                if not inflight:
+                    break
+                done, _ = wait(inflight, return_when=FIRST_COMPLETED)
+                for future in done:
+                    settled = self._settle(future, inflight.pop(future))
+                    if settled is not None:
+                        results[settled[0]] = settled[1]
+        except BaseException:  # Ctrl-C: log the calls in flight as they finish, start no more
             self.stop_event.set()
-            pool.shutdown(wait=True, cancel_futures=True)
+            for future, item in list(inflight.items()):
+                with contextlib.suppress(Exception):
+                    future.result()
+                self._settle(future, item)
             raise
-        pool.shutdown(wait=True)
-        return dict(r for r in results if r is not None)
+        return results
 
 
 def _check_plans(
@@ -276,12 +395,23 @@ def mine_question(
     resume: bool,
     progress: MiningProgress | None = None,
     stop_event: threading.Event | None = None,
+    pool: WorkerPool[TrialWorker] | None = None,
 ) -> tuple[MinedQuestion, str | None]:
-    """Mine one question; returns the result and a budget-stop message (``None`` unless the budget ran out)."""
+    """Mine one question; returns the result and a budget-stop message (``None`` unless the budget ran out).
+
+    ``pool`` runs the trials (an executor's pool of :class:`TrialWorker`; default: threads
+    here, ``solver.concurrency`` at once); the trial log is written by this process.
+    """
     from ragmeter.mining.driver import plan_trial
 
     progress = progress or SilentProgress()
     stop_event = stop_event or threading.Event()
+    own_pool = None
+    if pool is None:
+        from ragmeter.executors.local import LocalExecutor
+
+        state = TrialWorker(solver, {question.benchmark: validator})
+        pool = own_pool = LocalExecutor().pool(state, name="mine", size=1, per_worker=solver.concurrency)
     header = log_header(question, design, solver.identity(), validator.identity())
     log = TrialLog.open(log_path, header, resume=resume)
     try:
@@ -295,7 +425,7 @@ def mine_question(
         )
         outcomes = _outcomes_from_log(log.contents, ids, log_path)
         progress.question_started(question.pair_id, m, len(outcomes))
-        runner = _Runner(question, log, solver, validator, progress, stop_event)
+        runner = _Runner(question, log, solver, pool, progress, stop_event)
 
         def on_look(look: int, new: int) -> None:
             progress.look_started(question.pair_id, look, new)
@@ -326,6 +456,8 @@ def mine_question(
                 error = "stopped before the question was decided"
     finally:
         log.close()
+        if own_pool is not None:
+            own_pool.close()
     contents = read_log(log_path)
     calls, cost, unpriced, sandboxes = _accounting(contents)
     mined = MinedQuestion(

@@ -12,14 +12,17 @@ from __future__ import annotations
 
 import contextlib
 import json
+import math
 import threading
 import time
 from collections.abc import Callable, Sequence
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from ragmeter.errors import ConfigError
+from ragmeter.executors.base import Executor, WorkerPool
 from ragmeter.io.records import file_sha256
 from ragmeter.mining.dataset import dataset_document, write_dataset
 from ragmeter.mining.designs import BayesDesign, Design
@@ -28,6 +31,7 @@ from ragmeter.mining.miner import (
     MinedQuestion,
     MiningProgress,
     SilentProgress,
+    TrialWorker,
     log_file_name,
     mine_question,
     recompute_question,
@@ -49,6 +53,8 @@ from ragmeter.mining.validators import AnswerValidator, PytestValidator, Validat
 
 WRITE_EVERY_S = 30.0
 """The dataset is rewritten after a question at most this often (and always at the end)."""
+TRIALS_PER_QUESTION = 4
+"""With a remote executor, one question is mined at a time per this many trial slots (looks add 4 trials)."""
 
 
 def default_trials_dir(out: Path) -> Path:
@@ -206,10 +212,14 @@ def mine(
     trials_dir: str | Path | None = None,
     progress: Callable[[int], MiningProgress] | None = None,
     notify: Callable[[str], None] | None = None,
+    executor: Executor | None = None,
 ) -> MiningOutcome:
     """Run (or resume, or recompute) the mining of a registry and write the dataset.
 
     ``progress`` is called once with the number of questions and returns the progress sink.
+    ``executor`` runs the trials (default: threads here); with a remote one, several
+    questions are mined at once and the solver's ``concurrency`` caps its calls across the
+    cluster. The trial logs and the dataset are written by this process either way.
     """
     registry = load_registry(registry_path)
     out = Path(out)
@@ -226,6 +236,8 @@ def mine(
             )
         return _recompute(registry, out, logs, only, registry_info, notify)
     design = resolve_design(registry, options)
+    if executor is not None:
+        executor.start()  # an unreachable cluster is an error before anything is deleted or written
     if fresh:
         _clean(out, logs)
     elif not resume and (out.exists() or (logs.is_dir() and any(logs.glob("*.jsonl")))):
@@ -254,33 +266,171 @@ def mine(
     outcome = MiningOutcome([], out, logs, design, sandbox=sandbox)
     stop = threading.Event()
     sink = progress(len(questions)) if progress is not None else SilentProgress()
-    last_write = 0.0
     try:
-        for index, question in enumerate(questions):
-            mined, budget = mine_question(
-                question,
-                design=design,
-                solver=solver,
-                validator=validators[question.benchmark],
-                log_path=logs / log_file_name(question.pair_id),
-                resume=resume,
-                progress=sink,
-                stop_event=stop,
-            )
-            outcome.mined.append(mined)
-            if budget is not None:
-                outcome.budget_stop = budget
-                break
-            if time.monotonic() - last_write >= WRITE_EVERY_S:  # the logs are the record; this is a view
-                _write(outcome, registry, registry_info, corpora_info, pending=len(questions) - index - 1)
-                last_write = time.monotonic()
+        pool, at_once = _trial_pool(executor, solver, validators)
+    except BaseException:
+        solver.close()
+        raise
+    last_write = 0.0
+
+    def mine_one(question: MiningQuestion, progress_sink: MiningProgress) -> tuple[MinedQuestion, str | None]:
+        return mine_question(
+            question,
+            design=design,
+            solver=solver,
+            validator=validators[question.benchmark],
+            log_path=logs / log_file_name(question.pair_id),
+            resume=resume,
+            progress=progress_sink,
+            stop_event=stop,
+            pool=pool,
+        )
+
+    def written(done: int) -> None:
+        nonlocal last_write
+        if time.monotonic() - last_write >= WRITE_EVERY_S:  # the logs are the record; this is a view
+            _write(outcome, registry, registry_info, corpora_info, pending=len(questions) - done)
+            last_write = time.monotonic()
+
+    try:
+        if at_once == 1:
+            for index, question in enumerate(questions):
+                mined, budget = mine_one(question, sink)
+                outcome.mined.append(mined)
+                if budget is not None:
+                    outcome.budget_stop = budget
+                    break
+                written(index + 1)
+        else:
+            _mine_concurrently(questions, mine_one, outcome, stop, _SerialProgress(sink), at_once, written)
     finally:
+        pool.close()
         solver.close()
         if outcome.mined:  # also on Ctrl-C and errors: the dataset shows what was done
             _write(
                 outcome, registry, registry_info, corpora_info, pending=len(questions) - len(outcome.mined)
             )
     return outcome
+
+
+def _solver_key(solver: Solver) -> str:
+    """The solver's limiter key: its endpoint and model, or its function."""
+    identity = solver.identity()
+    if identity.get("kind") == "llm":
+        return f"solver:{identity.get('base_url')}|{identity.get('model')}"
+    return f"solver:{identity.get('kind')}:{identity.get('function')}"
+
+
+def _trial_pool(
+    executor: Executor | None, solver: Solver, validators: dict[str, Validator]
+) -> tuple[WorkerPool[TrialWorker], int]:
+    """The pool that runs trials, and how many questions to mine at once."""
+    if executor is None or not executor.remote:
+        from ragmeter.executors.local import LocalExecutor
+
+        local = executor or LocalExecutor()
+        return local.pool(
+            TrialWorker(solver, validators), name="mine", size=1, per_worker=solver.concurrency
+        ), 1
+    executor.start()
+    size = executor.cpus()
+    limiter = executor.limiter(_solver_key(solver), solver.concurrency)
+    pool = executor.pool(
+        TrialWorker(solver, validators, limiter),
+        name="mine",
+        size=size,
+        per_worker=max(1, math.ceil(solver.concurrency / size)),
+        cpus=1.0,
+    )
+    ready = getattr(pool, "ready", None)
+    if callable(ready):
+        try:
+            ready()
+        except Exception as exc:
+            pool.close()
+            cause = getattr(exc, "cause", None) or exc
+            raise ConfigError(
+                f"the workers could not load the solver and validators: {type(cause).__name__}: "
+                f"{' '.join(str(cause).split())[:300]}"
+            ) from None
+    return pool, max(1, math.ceil(pool.capacity / TRIALS_PER_QUESTION))
+
+
+class _SerialProgress:
+    """A progress sink called from several question threads, one call at a time."""
+
+    def __init__(self, sink: MiningProgress) -> None:
+        self._sink = sink
+        self._lock = threading.Lock()
+
+    def question_started(self, pair_id: str, pool_size: int, trials_logged: int) -> None:
+        """Forward."""
+        with self._lock:
+            self._sink.question_started(pair_id, pool_size, trials_logged)
+
+    def look_started(self, pair_id: str, look: int, new_trials: int) -> None:
+        """Forward."""
+        with self._lock:
+            self._sink.look_started(pair_id, look, new_trials)
+
+    def trial_done(self, pair_id: str, passed: bool | None, cost_usd: float | None) -> None:
+        """Forward."""
+        with self._lock:
+            self._sink.trial_done(pair_id, passed, cost_usd)
+
+    def question_done(self, mined: MinedQuestion) -> None:
+        """Forward."""
+        with self._lock:
+            self._sink.question_done(mined)
+
+
+def _mine_concurrently(
+    questions: Sequence[MiningQuestion],
+    mine_one: Callable[[MiningQuestion, MiningProgress], tuple[MinedQuestion, str | None]],
+    outcome: MiningOutcome,
+    stop: threading.Event,
+    sink: MiningProgress,
+    at_once: int,
+    written: Callable[[int], None],
+) -> None:
+    """Mine ``at_once`` questions at a time; ``outcome.mined`` stays in question order."""
+    done: dict[int, MinedQuestion] = {}
+    failure: BaseException | None = None
+    threads = ThreadPoolExecutor(max_workers=at_once, thread_name_prefix="ragmeter-question")
+    running: dict[Future[tuple[MinedQuestion, str | None]], int] = {}
+    upcoming = iter(enumerate(questions))
+    try:
+        while True:
+            while len(running) < at_once and not stop.is_set():
+                nxt = next(upcoming, None)
+                if nxt is None:
+                    break
+                running[threads.submit(mine_one, nxt[1], sink)] = nxt[0]
+            if not running:
+                break
+            finished, _ = wait(running, return_when=FIRST_COMPLETED)
+            for future in finished:
+                index = running.pop(future)
+                try:
+                    mined, budget = future.result()
+                except Exception as exc:  # a fatal error: let the others stop, then raise it
+                    failure = failure or exc
+                    stop.set()
+                    continue
+                done[index] = mined
+                if budget is not None and outcome.budget_stop is None:
+                    outcome.budget_stop = budget
+                    stop.set()
+            outcome.mined = [done[i] for i in sorted(done)]
+            written(len(done))
+    except BaseException:  # Ctrl-C: the questions running log what is in flight and stop
+        stop.set()
+        raise
+    finally:
+        threads.shutdown(wait=True)
+        outcome.mined = [done[i] for i in sorted(done)]
+    if failure is not None:
+        raise failure
 
 
 def _write(

@@ -25,9 +25,9 @@ from __future__ import annotations
 
 import hashlib
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal, Protocol
+from typing import Any, Literal, Protocol, runtime_checkable
 
 from ragmeter.errors import ConfigError
 
@@ -123,6 +123,31 @@ class Solver(Protocol):
         ...
 
 
+@runtime_checkable
+class MeteredSolver(Protocol):
+    """A solver whose cost is metered apart from the call, so the budget is kept by one process.
+
+    With an executor, :meth:`reserve` and :meth:`settle` run on the driver (which holds the
+    run's budget) and :meth:`call` on a worker; :meth:`Solver.solve` does all three in one.
+    """
+
+    def reserve(self, request: SolveRequest) -> Any:
+        """Set the call's worst-case cost aside; raise :class:`BudgetExhausted` when it does not fit."""
+        ...
+
+    def call(self, request: SolveRequest) -> SolverAnswer:
+        """The call alone (no budget); its ``cost_usd`` is left to :meth:`settle`."""
+        ...
+
+    def settle(self, reservation: Any, answer: SolverAnswer) -> SolverAnswer:
+        """Book the call's real cost; the answer with its ``cost_usd``."""
+        ...
+
+    def release(self, reservation: Any) -> None:
+        """Give back a reservation whose call produced no answer."""
+        ...
+
+
 def build_messages(request: SolveRequest, system_prompt: str | None = None) -> list[dict[str, str]]:
     """The chat messages of one trial (documents numbered in the order shown)."""
     if request.documents:
@@ -160,12 +185,21 @@ class PythonSolver:
         kwargs: Mapping[str, Any] | None = None,
         concurrency: int = 1,
         name: str | None = None,
+        python_path: Sequence[str] | None = None,
     ) -> None:
         self.function = function
         self.spec = spec
         self.kwargs = dict(kwargs or {})
         self.concurrency = concurrency
         self.name = name
+        self.python_path = None if python_path is None else list(python_path)
+
+    def __reduce_ex__(self, protocol: Any) -> Any:
+        # Sent to a worker: import the function there again (its module may only be importable
+        # from python_path), rather than pickling it.
+        if self.python_path is None:
+            return super().__reduce_ex__(protocol)
+        return (_reimport_solver, (self.spec, self.python_path, self.kwargs, self.concurrency, self.name))
 
     def identity(self) -> dict[str, Any]:
         """``{"kind": "python", "function": ..., "kwargs": ...}``."""
@@ -230,4 +264,19 @@ def load_python_solver(
         function = import_function(spec, python_path=python_path)
     except FunctionImportError as exc:
         raise ConfigError(str(exc), where=where) from None
-    return PythonSolver(function, spec=spec, kwargs=kwargs, concurrency=concurrency, name=name)
+    return PythonSolver(
+        function, spec=spec, kwargs=kwargs, concurrency=concurrency, name=name, python_path=python_path
+    )
+
+
+def _reimport_solver(
+    spec: str, python_path: list[str], kwargs: Mapping[str, Any], concurrency: int, name: str | None
+) -> PythonSolver:
+    return load_python_solver(
+        spec,
+        python_path=python_path,
+        kwargs=kwargs,
+        concurrency=concurrency,
+        name=name,
+        where="solver.function",
+    )
