@@ -306,6 +306,12 @@ CASES: list[object] = [
         id="config-misspelt-section",
     ),
     pytest.param(
+        {},
+        [*DATASET_ARGS, "--breakdowns", "catgory"],
+        "Error: --breakdowns: unknown dimension 'catgory'; did you mean 'category'?",
+        id="breakdowns-misspelt",
+    ),
+    pytest.param(
         {"bad.yaml": "reports:\n  title: x\n"},
         [*DATASET_ARGS, "--config", "bad.yaml"],
         "Error: bad.yaml: reports: unknown setting (known: metrics, pricing, index_stats, judge)",

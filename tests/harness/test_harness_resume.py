@@ -272,3 +272,17 @@ def test_harness_resume_warns_when_the_system_changed(
         "warning: the suite's system changed since this results folder was started; "
         "its outputs now come from both versions"
     ) in err
+
+
+def test_a_run_is_recorded_in_the_history_under_the_suite_name(
+    tmp_path: Path, h: SimpleNamespace, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from ragmeter.report.history import load_history
+
+    h.write_dataset(tmp_path, 2)
+    system = {"type": "python", "function": "harness_fake_rag:answer", "python_path": [str(h.here)]}
+    suite = h.write_suite(tmp_path, system)
+    db = tmp_path / "history.sqlite"
+    code, _, err = _cli(["run", str(suite), "--history", str(db), "--no-report"], capsys)
+    assert code == 0, err
+    assert [entry.label for entry in load_history(db)] == ["t"]  # the suite's name, not the file's

@@ -217,7 +217,7 @@ def eval_command(
 ) -> None:
     """Score recorded outputs against a dataset, or a TREC run against qrels."""
     from ragmeter.api import evaluate, evaluate_trec
-    from ragmeter.cli.render import print_result
+    from ragmeter.cli.render import parse_breakdowns, print_result
 
     trec_mode = qrels is not None or run is not None
     if trec_mode and (dataset is not None or outputs is not None):
@@ -239,6 +239,7 @@ def eval_command(
         raise ConfigError("the judge options apply to --dataset evaluations only")
     if no_judge and judge_options:
         raise ConfigError(f"--no-judge cannot be combined with {', '.join(judge_options)}")
+    dims = parse_breakdowns(breakdowns)  # checked before any work
     runner = None
     if executor != "local" or ray_address is not None:
         from ragmeter.executors import make_executor
@@ -319,9 +320,6 @@ def eval_command(
     if as_json:
         typer.echo(json.dumps(result.to_json_dict(), indent=2))
     else:
-        dims = (
-            None if breakdowns.strip() == "all" else [d.strip() for d in breakdowns.split(",") if d.strip()]
-        )
         print_result(result, Console(), Console(stderr=True), breakdowns=dims)
         if out is not None:
             Console(stderr=True).print(f"wrote {out / 'metrics.json'} and {out / 'per_query.jsonl'}")

@@ -163,6 +163,36 @@ def section_table(title: str, section: dict[str, Any]) -> Table:
 
 
 DEFAULT_BREAKDOWNS = ("category",)
+BREAKDOWN_DIMENSIONS = ("tag", "category", "difficulty", "vault", "answerable", "doc_type")
+
+
+def parse_breakdowns(text: str) -> list[str] | None:
+    """``--breakdowns``: comma-separated dimensions (``None`` for ``all``); an unknown one is an error.
+
+    >>> parse_breakdowns("category, tag"), parse_breakdowns("all")
+    (['category', 'tag'], None)
+    >>> parse_breakdowns("catgory")
+    Traceback (most recent call last):
+    ...
+    ragmeter.errors.ConfigError: --breakdowns: unknown dimension 'catgory'; did you mean 'category'?
+    """
+    import difflib
+
+    from ragmeter.errors import ConfigError
+
+    if text.strip() == "all":
+        return None
+    dims = [d.strip() for d in text.split(",") if d.strip()]
+    for dim in dims:
+        if dim not in BREAKDOWN_DIMENSIONS:
+            close = difflib.get_close_matches(dim, BREAKDOWN_DIMENSIONS, n=1)
+            hint = (
+                f"did you mean {close[0]!r}?" if close else f"known: {', '.join(BREAKDOWN_DIMENSIONS)}, all"
+            )
+            raise ConfigError(f"--breakdowns: unknown dimension {dim!r}; {hint}")
+    return dims
+
+
 """Breakdown dimensions the terminal shows unless asked for more (all are in the JSON and HTML)."""
 
 

@@ -78,11 +78,12 @@ def run_command(
     ray_address: RayAddressOption = None,
 ) -> None:
     """Ask every question of a suite, record the answers, score them and write the results folder."""
-    from ragmeter.cli.render import print_result
+    from ragmeter.cli.render import parse_breakdowns, print_result
     from ragmeter.executors import make_executor
     from ragmeter.harness.results_folder import RUN_FILES
     from ragmeter.harness.suite_run import run_suite
 
+    dims = parse_breakdowns(breakdowns)  # checked before any work
     runner = make_executor(executor, address=ray_address)
 
     err = Console(stderr=True, highlight=False, soft_wrap=True)
@@ -117,15 +118,12 @@ def run_command(
     if as_json:
         typer.echo(json.dumps(outcome.result.to_json_dict(), indent=2))
     else:
-        dims = (
-            None if breakdowns.strip() == "all" else [d.strip() for d in breakdowns.split(",") if d.strip()]
-        )
         print_result(outcome.result, Console(), err, breakdowns=dims)
     if record:
         from ragmeter.report.history import default_history_path, load_history, record_run
 
         db = history or default_history_path()
-        record_run(outcome.result, db=db, label=suite.stem, source=str(outcome.results_dir))
+        record_run(outcome.result, db=db, label=outcome.suite.suite.name, source=str(outcome.results_dir))
     if report:
         from ragmeter.report.history import default_history_path, load_history
         from ragmeter.report.html import write_report
