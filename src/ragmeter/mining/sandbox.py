@@ -177,8 +177,8 @@ def _python_roots() -> list[str]:
             roots.update(_pth_paths(site_dir))
     out: list[str] = []
     for root in sorted((os.path.realpath(r) for r in roots), key=len):
-        if root in ("/", "") or not os.path.exists(root) or root == "/tmp" or root.startswith("/tmp/"):
-            continue
+        if root in ("/", "/tmp", "") or not os.path.exists(root) or _under(root, [SANDBOX_WORKDIR]):
+            continue  # (a Python under /tmp, e.g. a venv in a clone there, is bound read-only like any other)
         if any(root == kept or root.startswith(kept.rstrip("/") + "/") for kept in out):
             continue
         out.append(root)
