@@ -61,13 +61,45 @@ class EvalResult(BaseModel):
                 data.pop(key, None)
         return data
 
+    def to_json_text(self) -> str:
+        """:meth:`to_json_dict` as indented JSON text, one line per query in ``per_query``.
+
+        One line a query keeps a large result readable and fast to write (the compact
+        encoder is C; indented output is pure Python).
+        """
+        return json_text(self.to_json_dict())
+
     def write(self, out_dir: str | Path) -> Path:
         """Write ``metrics.json`` and ``per_query.jsonl`` into ``out_dir``; return the folder."""
         out = Path(out_dir)
         out.mkdir(parents=True, exist_ok=True)
-        (out / "metrics.json").write_text(json.dumps(self.to_json_dict(), indent=2) + "\n", encoding="utf-8")
+        (out / "metrics.json").write_text(self.to_json_text() + "\n", encoding="utf-8")
         with (out / "per_query.jsonl").open("w", encoding="utf-8") as handle:
             for qid, values in self.per_query.items():
                 line = {"id": qid, "metrics": values, **self.query_details.get(qid, {})}
                 handle.write(json.dumps(line) + "\n")
         return out
+
+
+def json_text(data: dict[str, Any], *, flat: tuple[str, ...] = ("per_query",)) -> str:
+    """``data`` as JSON indented by 2, except that each entry of the ``flat`` keys is on one line.
+
+    >>> print(json_text({"n": 1, "per_query": {"q1": {"mrr": 1.0, "map": 0.5}}}))
+    {
+      "n": 1,
+      "per_query": {
+        "q1": {"mrr": 1.0, "map": 0.5}
+      }
+    }
+    """
+    if not data:
+        return "{}"
+    parts = []
+    for key, value in data.items():
+        name = json.dumps(key)
+        if key in flat and isinstance(value, dict) and value:
+            rows = ",\n".join(f"    {json.dumps(k)}: {json.dumps(v)}" for k, v in value.items())
+            parts.append(f"  {name}: {{\n{rows}\n  }}")
+        else:
+            parts.append(f"  {name}: " + json.dumps(value, indent=2).replace("\n", "\n  "))
+    return "{\n" + ",\n".join(parts) + "\n}"

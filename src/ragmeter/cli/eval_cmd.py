@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
@@ -318,7 +317,7 @@ def eval_command(
             result, db=history or default_history_path(), label=label, source=str(out) if out else None
         )
     if as_json:
-        typer.echo(json.dumps(result.to_json_dict(), indent=2))
+        typer.echo(result.to_json_text())
     else:
         print_result(result, Console(), Console(stderr=True), breakdowns=dims)
         if out is not None:

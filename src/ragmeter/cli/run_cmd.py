@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Annotated
 
@@ -116,7 +115,7 @@ def run_command(
     for line in summary.first_errors:
         note(f"  failed: {line}")
     if as_json:
-        typer.echo(json.dumps(outcome.result.to_json_dict(), indent=2))
+        typer.echo(outcome.result.to_json_text())
     else:
         print_result(outcome.result, Console(), err, breakdowns=dims)
     if record:
