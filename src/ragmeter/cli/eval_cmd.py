@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.console import Console
@@ -249,36 +249,25 @@ def eval_command(
     if trec_mode:
         if qrels is None or run is None:
             raise ConfigError("TREC evaluation needs both --qrels and --run")
+        options: dict[str, Any] = {
+            "metrics": metric or None,
+            "k": k,
+            "relevance_level": relevance_level,
+            "complete": complete,
+            "trec_compat": trec_compat,
+            "config": config,
+        }
         if runner is not None and runner.remote:
             from ragmeter.cli.run_cmd import executor_note
             from ragmeter.executors.partitioned_trec import evaluate_trec_partitioned
 
             try:
-                result = evaluate_trec_partitioned(
-                    qrels,
-                    run,
-                    metrics=metric or None,
-                    k=k,
-                    relevance_level=relevance_level,
-                    complete=complete,
-                    trec_compat=trec_compat,
-                    config=config,
-                    executor=runner,
-                )
+                result = evaluate_trec_partitioned(qrels, run, executor=runner, **options)
                 Console(stderr=True).print(executor_note(runner.describe()), markup=False, highlight=False)
             finally:
                 runner.close()
         else:
-            result = evaluate_trec(
-                qrels,
-                run,
-                metrics=metric or None,
-                k=k,
-                relevance_level=relevance_level,
-                complete=complete,
-                trec_compat=trec_compat,
-                config=config,
-            )
+            result = evaluate_trec(qrels, run, **options)
     else:
         if dataset is None:
             raise ConfigError("nothing to evaluate: give --dataset (with --outputs) or --qrels and --run")
