@@ -139,6 +139,18 @@ def test_cache_cli_stats_and_clear(chat_server, judge_config, tmp_path, capsys) 
         main(["cache", "clear", "--path", path, "--judge", "groundedness"])
     assert capsys.readouterr().out.startswith("removed 0 cached judgements")
     with pytest.raises(SystemExit) as done:
+        main(["cache", "clear", "--path", path, "--judge", "groundednes"])
+    assert done.value.code == 2
+    assert capsys.readouterr().err == (
+        f"Error: {path}: --judge: unknown judge 'groundednes'; the cache holds: correctness\n"
+    )
+    with pytest.raises(SystemExit) as done:
+        main(["cache", "stats", "--path", str(tmp_path)])
+    assert (done.value.code, capsys.readouterr().err) == (
+        2,
+        f"Error: {tmp_path}: is a folder; give the judge cache file (a .sqlite file)\n",
+    )
+    with pytest.raises(SystemExit) as done:
         main(["cache", "clear", "--path", path])
     assert done.value.code == 0
     assert capsys.readouterr().out == f"removed 3 cached judgements from {path}\n"

@@ -54,11 +54,15 @@ def _judge_block(config: Path | None) -> dict[str, Any]:
 
 
 def _cache_path(path: Path | None, config: Path | None) -> Path:
+    from ragmeter.errors import ConfigError
     from ragmeter.judges.config import DEFAULT_CACHE_PATH
 
-    if path is not None:
-        return path
-    return Path(str(_judge_block(config).get("cache_path") or DEFAULT_CACHE_PATH))
+    file = (
+        path if path is not None else Path(str(_judge_block(config).get("cache_path") or DEFAULT_CACHE_PATH))
+    )
+    if file.is_dir():
+        raise ConfigError("is a folder; give the judge cache file (a .sqlite file)", where=str(file))
+    return file
 
 
 @cache_app.command("stats")
@@ -121,6 +125,16 @@ def cache_clear_command(
         return
     cache = JudgeCache(file)
     try:
+        if judge is not None:  # a misspelt judge would silently clear nothing
+            from ragmeter.errors import ConfigError
+            from ragmeter.judges.prompt_files import DEFAULT_VERSIONS
+
+            held = sorted({str(row["judge"]) for row in cache.stats()["by_judge"]})
+            if judge not in held and judge not in DEFAULT_VERSIONS:
+                raise ConfigError(
+                    f"--judge: unknown judge {judge!r}; the cache holds: {', '.join(held) or 'nothing'}",
+                    where=str(file),
+                )
         removed = cache.clear(judge=judge, model=model)
     finally:
         cache.close()
