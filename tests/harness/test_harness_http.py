@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 import time
 from pathlib import Path
 from types import SimpleNamespace
@@ -146,9 +147,11 @@ def test_harness_http_unreachable_stops_early_with_one_clear_error(
         main(["run", str(suite), "-q"])
     assert time.monotonic() - started < 10
     assert exit_info.value.code == 2
-    assert (
-        capsys.readouterr().err.strip().splitlines()[-1] == f"Error: cannot reach {url} (connection refused)"
-    )
+    last = capsys.readouterr().err.strip().splitlines()[-1]
+    assert re.fullmatch(
+        rf"Error: {re.escape(str(suite))}(:\d+)?: system\.url: cannot reach {re.escape(url)} \(connection refused\)",
+        last,
+    ), last
     # nothing was recorded as done, so a later --resume asks every question
     assert (tmp_path / "out" / "outputs.jsonl").read_text(encoding="utf-8") == ""
     config = json.loads((tmp_path / "out" / "config.json").read_text(encoding="utf-8"))
@@ -156,9 +159,11 @@ def test_harness_http_unreachable_stops_early_with_one_clear_error(
     # the folder holds no answer, so running again needs neither --resume nor --fresh
     with pytest.raises(SystemExit):
         main(["run", str(suite), "-q"])
-    assert (
-        capsys.readouterr().err.strip().splitlines()[-1] == f"Error: cannot reach {url} (connection refused)"
-    )
+    last = capsys.readouterr().err.strip().splitlines()[-1]
+    assert re.fullmatch(
+        rf"Error: {re.escape(str(suite))}(:\d+)?: system\.url: cannot reach {re.escape(url)} \(connection refused\)",
+        last,
+    ), last
 
 
 def test_harness_http_unreachable_gives_a_clear_error_per_question(

@@ -257,6 +257,8 @@ def run_suite(
     except RunAborted as exc:
         session.update(finished_at=_now(), aborted=exc.message)
         write_json_atomic(folder / CONFIG_FILENAME, doc)
+        if suite.system.type == "http":  # point at the URL in the suite file
+            raise loaded.error(("system", "url"), exc.message) from None
         raise ConfigError(exc.message) from None
     except KeyboardInterrupt:
         session.update(finished_at=_now(), interrupted=True)
