@@ -465,8 +465,16 @@ class RayExecutor:
         }
         if self.address is None:
             options.update(include_dashboard=False, _node_ip_address="127.0.0.1", num_cpus=self.num_cpus)
+        from rich.console import Console
+
+        what = (
+            "starting a private Ray instance"
+            if self.address is None
+            else f"connecting to Ray at {self.address}"
+        )
         try:
-            ray.init(address=self.address, **options)
+            with Console(stderr=True).status(f"{what} …"):  # a spinner on a terminal, nothing otherwise
+                ray.init(address=self.address, **options)
             _raylet_messages_to_stderr()
         except Exception as exc:
             if self.address is None:
