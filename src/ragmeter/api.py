@@ -524,14 +524,6 @@ def _judge(
     )
 
 
-def _sha256_or_none(path: Path) -> str | None:
-    """:func:`file_sha256`, or None when the file cannot be read (the reader says why)."""
-    try:
-        return file_sha256(path)
-    except OSError:
-        return None
-
-
 def evaluate_trec(
     qrels: str | Path,
     run: str | Path,
@@ -556,7 +548,7 @@ def evaluate_trec(
     resolved = _resolve_all(metrics or cfg.metrics.retrieval.metrics or list(DEFAULT_TREC_METRICS))
     with ThreadPoolExecutor(1, thread_name_prefix="ragmeter-sha256") as hashing:
         # the inputs are hashed for the provenance while they are parsed (hashlib frees the GIL)
-        digests = [hashing.submit(_sha256_or_none, Path(path)) for path in (qrels, run)]
+        digests = [hashing.submit(file_sha256, Path(path)) for path in (qrels, run)]
         q = read_qrels(qrels)
         r = read_run(run, qrels=q)
         matched = match_trec(q, r, complete=complete)

@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import importlib.util
+import socket
 import sys
+import threading
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -79,3 +82,30 @@ def planted_corpus(folder: Path, n: int = 8) -> Path:
 def solvers_path() -> str:
     """The folder of ``mining_test_solvers.py`` (for ``python:`` solver hooks)."""
     return str(HERE)
+
+
+@pytest.fixture
+def listener() -> Iterator[tuple[int, list[object]]]:
+    """A TCP listener on 127.0.0.1 that records every connection it accepts."""
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen()
+    server.settimeout(0.2)
+    accepted: list[object] = []
+    stop = threading.Event()
+
+    def serve() -> None:
+        while not stop.is_set():
+            try:
+                conn, _ = server.accept()
+            except OSError:
+                continue
+            accepted.append(conn)
+            conn.close()
+
+    thread = threading.Thread(target=serve, daemon=True)
+    thread.start()
+    yield server.getsockname()[1], accepted
+    stop.set()
+    thread.join(timeout=2)
+    server.close()

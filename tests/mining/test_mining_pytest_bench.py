@@ -8,9 +8,6 @@ blocked. With bubblewrap every trial passes and nothing reaches the host; with
 
 from __future__ import annotations
 
-import socket
-import threading
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -27,32 +24,6 @@ from solution import probe
 def test_escape_attempts_are_blocked():
     assert probe() == {"write": "blocked", "socket": "blocked"}
 """
-
-
-@pytest.fixture
-def listener() -> Iterator[tuple[int, list[object]]]:
-    server = socket.socket()
-    server.bind(("127.0.0.1", 0))
-    server.listen()
-    server.settimeout(0.2)
-    accepted: list[object] = []
-    stop = threading.Event()
-
-    def serve() -> None:
-        while not stop.is_set():
-            try:
-                conn, _ = server.accept()
-            except OSError:
-                continue
-            accepted.append(conn)
-            conn.close()
-
-    thread = threading.Thread(target=serve, daemon=True)
-    thread.start()
-    yield server.getsockname()[1], accepted
-    stop.set()
-    thread.join(timeout=2)
-    server.close()
 
 
 def _registry(tmp_path: Path, registry_writer: Any, solvers_path: str, target: Path, port: int) -> Path:

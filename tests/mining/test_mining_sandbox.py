@@ -5,10 +5,7 @@ Tests that need bubblewrap skip with a loud reason where it cannot run (``make t
 
 from __future__ import annotations
 
-import socket
 import sys
-import threading
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -40,33 +37,6 @@ with open("inside.txt", "w") as handle:
 result.append("workdir-ok")
 print(" ".join(result))
 """
-
-
-@pytest.fixture
-def listener() -> Iterator[tuple[int, list[object]]]:
-    """A TCP listener on 127.0.0.1 that records every connection it accepts."""
-    server = socket.socket()
-    server.bind(("127.0.0.1", 0))
-    server.listen()
-    server.settimeout(0.2)
-    accepted: list[object] = []
-    stop = threading.Event()
-
-    def serve() -> None:
-        while not stop.is_set():
-            try:
-                conn, _ = server.accept()
-            except OSError:
-                continue
-            accepted.append(conn)
-            conn.close()
-
-    thread = threading.Thread(target=serve, daemon=True)
-    thread.start()
-    yield server.getsockname()[1], accepted
-    stop.set()
-    thread.join(timeout=2)
-    server.close()
 
 
 @pytest.mark.usefixtures("needs_bwrap")

@@ -163,7 +163,6 @@ def section_table(title: str, section: dict[str, Any]) -> Table:
 
 
 DEFAULT_BREAKDOWNS = ("category",)
-BREAKDOWN_DIMENSIONS = ("tag", "category", "difficulty", "vault", "answerable", "doc_type")
 
 
 def parse_breakdowns(text: str) -> list[str] | None:
@@ -179,16 +178,15 @@ def parse_breakdowns(text: str) -> list[str] | None:
     import difflib
 
     from ragmeter.errors import ConfigError
+    from ragmeter.metrics.breakdowns import REPORTED_DIMENSIONS
 
     if text.strip() == "all":
         return None
     dims = [d.strip() for d in text.split(",") if d.strip()]
     for dim in dims:
-        if dim not in BREAKDOWN_DIMENSIONS:
-            close = difflib.get_close_matches(dim, BREAKDOWN_DIMENSIONS, n=1)
-            hint = (
-                f"did you mean {close[0]!r}?" if close else f"known: {', '.join(BREAKDOWN_DIMENSIONS)}, all"
-            )
+        if dim not in REPORTED_DIMENSIONS:
+            close = difflib.get_close_matches(dim, REPORTED_DIMENSIONS, n=1)
+            hint = f"did you mean {close[0]!r}?" if close else f"known: {', '.join(REPORTED_DIMENSIONS)}, all"
             raise ConfigError(f"--breakdowns: unknown dimension {dim!r}; {hint}")
     return dims
 

@@ -50,6 +50,7 @@ from numpy.typing import NDArray
 from ragmeter.config import RagmeterConfig
 from ragmeter.errors import RagmeterError
 from ragmeter.executors.base import Executor, Shared, make_executor
+from ragmeter.matching.trec import concat_ranges
 from ragmeter.metrics.registry import ResolvedMetric
 from ragmeter.metrics.scoring import ScoredMetric
 from ragmeter.results import EvalResult
@@ -83,16 +84,6 @@ class TopicSplit:
     rows: list[NDArray[np.int64]] = field(default_factory=list)
     """Per partition, the file row (non-blank, non-comment line) of each of its lines (qrels only)."""
     sha256: str = ""
-
-
-def _concat_ranges(starts: NDArray[np.int64], ends: NDArray[np.int64]) -> NDArray[np.int64]:
-    """``concatenate([arange(s, e) for s, e in zip(starts, ends)])`` without a Python loop."""
-    lengths = ends - starts
-    before = np.zeros(len(lengths), dtype=np.int64)
-    np.cumsum(lengths[:-1], out=before[1:])
-    out: NDArray[np.int64] = np.arange(int(lengths.sum()), dtype=np.int64)
-    out += np.repeat(starts - before, lengths)
-    return out
 
 
 @dataclass
@@ -144,7 +135,7 @@ def split_block(block: bytes, parts: int) -> BlockSplit:
     if len(change) > max(1000, len(starts) // 8):  # interleaved topics: gather each partition's lines
         order = np.argsort(line_parts, kind="stable")
         line_start, line_end = starts[where], newline[where] + 1
-        gathered = buf[_concat_ranges(line_start[order], line_end[order])].tobytes()
+        gathered = buf[concat_ranges(line_start[order], line_end[order])].tobytes()
         sizes = np.bincount(line_parts, weights=(line_end - line_start).astype(np.float64), minlength=parts)
         offsets = np.concatenate(([0], np.cumsum(sizes.astype(np.int64)))).tolist()
         ranges = [(p, offsets[p], offsets[p + 1]) for p in range(parts) if offsets[p + 1] > offsets[p]]

@@ -125,8 +125,11 @@ def validate(model: type[M], value: Any, *, where: str) -> M:
         raise InputError(describe_validation_error(exc, model), where=where) from None
 
 
-def read_text(path: Path) -> str:
-    """Read a UTF-8 text file, turning OS and decoding errors into :class:`InputError`."""
+def read_text(path: Path, *, empty: str = "file is empty") -> str:
+    """Read a UTF-8 text file, turning OS and decoding errors into :class:`InputError`.
+
+    ``empty`` is the error for a file with nothing but white space.
+    """
     try:
         data = path.read_bytes()
     except FileNotFoundError:
@@ -144,7 +147,7 @@ def read_text(path: Path) -> str:
             f"not UTF-8 text (byte {exc.start - line_start + 1} of the line)", where=f"{path}:{lineno}"
         ) from None
     if not text.strip():
-        raise InputError("file is empty", where=str(path))
+        raise InputError(empty, where=str(path))
     return text
 
 

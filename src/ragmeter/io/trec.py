@@ -405,14 +405,8 @@ def _release_parse_memory() -> None:
 def _lines(path: Path) -> list[tuple[int, list[str]]]:
     """Non-blank, non-comment lines split on whitespace, with 1-based line numbers."""
     empty = "file is empty (no judgment or result lines)"
-    try:
-        text = read_text(path)
-    except InputError as exc:
-        if exc.message == "file is empty":
-            raise InputError(empty, where=str(path)) from None
-        raise
     out = []
-    for lineno, line in enumerate(text.splitlines(), start=1):
+    for lineno, line in enumerate(read_text(path, empty=empty).splitlines(), start=1):
         stripped = line.strip()
         if not stripped or stripped.startswith("#"):
             continue

@@ -20,8 +20,9 @@ from __future__ import annotations
 import difflib
 import hashlib
 import json
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -722,6 +723,23 @@ def label_relevance(
     )
 
 
+@contextmanager
+def _offline_engine(cfg: JudgeConfig) -> Iterator[Engine]:
+    """The primary judge's engine without a connection or a cache: for estimates."""
+    session = _Session(cfg, create_cache=False)
+    try:
+        yield session.engine(
+            model=cfg.model,
+            base_url=cfg.base_url,
+            api_key_env=cfg.api_key_env,
+            prompt_versions=cfg.prompt_versions,
+            role="primary",
+            connect=False,
+        )
+    finally:
+        session.close()
+
+
 def estimate_cost(
     items: Sequence[ItemLike], *, config: ConfigLike, judges: Sequence[str] = DEFAULT_JUDGES
 ) -> CostEstimate:
@@ -730,35 +748,13 @@ def estimate_cost(
     names = _check_judges(judges)
     checked = coerce(JudgeItem, items, label="items")
     _check_item_judges(checked)
-    session = _Session(cfg, create_cache=False)
-    try:
-        engine = session.engine(
-            model=cfg.model,
-            base_url=cfg.base_url,
-            api_key_env=cfg.api_key_env,
-            prompt_versions=cfg.prompt_versions,
-            role="primary",
-            connect=False,
-        )
+    with _offline_engine(cfg) as engine:
         return _estimate(_plan_items(checked, names, cfg, None), engine)
-    finally:
-        session.close()
 
 
 def estimate_relevance_cost(pairs: Sequence[PairLike], *, config: ConfigLike) -> CostEstimate:
     """What :func:`label_relevance` would cost, before it runs."""
     cfg = load_judge_config(config)
     checked = coerce(RelevancePair, pairs, label="pairs")
-    session = _Session(cfg, create_cache=False)
-    try:
-        engine = session.engine(
-            model=cfg.model,
-            base_url=cfg.base_url,
-            api_key_env=cfg.api_key_env,
-            prompt_versions=cfg.prompt_versions,
-            role="primary",
-            connect=False,
-        )
+    with _offline_engine(cfg) as engine:
         return _estimate(_plan_pairs(checked, None), engine)
-    finally:
-        session.close()

@@ -179,7 +179,7 @@ def _trec_order(run: TrecRun, run_to_qrels: NDArray[np.int32], n_topics: int) ->
             rows = None
         else:
             keep = keep[np.argsort(block_topic[keep])]
-            rows = _concat_ranges(starts[keep], ends[keep])
+            rows = concat_ranges(starts[keep], ends[keep])
     else:
         line_topic = run_to_qrels[code]
         kept = np.flatnonzero(line_topic >= 0)
@@ -195,7 +195,7 @@ def _trec_order(run: TrecRun, run_to_qrels: NDArray[np.int32], n_topics: int) ->
     return _Order(counts, rows)
 
 
-def _concat_ranges(starts: NDArray[np.int64], ends: NDArray[np.int64]) -> NDArray[np.int64]:
+def concat_ranges(starts: NDArray[np.int64], ends: NDArray[np.int64]) -> NDArray[np.int64]:
     """``concatenate([arange(s, e) for s, e in zip(starts, ends)])`` without the Python loop."""
     lengths = ends - starts
     before = np.zeros(len(lengths), dtype=np.int64)

@@ -27,6 +27,8 @@ from ragmeter.metrics.scoring import ScoredMetric
 from ragmeter.schema.samples import Sample
 
 DIMENSIONS = ("tag", "category", "difficulty", "vault", "answerable")
+REPORTED_DIMENSIONS = (*DIMENSIONS, "doc_type")
+"""Every breakdown a result can hold: the sample dimensions, and hit by document type."""
 
 Cell = dict[str, float | int | None]
 Breakdowns = dict[str, dict[str, dict[str, Cell]]]

@@ -90,6 +90,11 @@ class Section:
     body: str
 
 
+def _closes(fence: str, match: re.Match[str] | None) -> bool:
+    """Whether a fence line ``match`` closes the code block opened by ``fence`` (same char, as long)."""
+    return match is not None and match.group(1)[0] == fence[0] and len(match.group(1)) >= len(fence)
+
+
 def _heading_text(raw: str) -> str:
     text = _ATX_CLOSING.sub("", raw.strip())
     return _SPACES.sub(" ", text).strip()
@@ -139,11 +144,7 @@ def parse_sections(text: str) -> list[Section]:
         line = lines[i]
         fence_match = _FENCE.match(line)
         if fence is not None:
-            if (
-                fence_match
-                and fence_match.group(1)[0] == fence[0]
-                and len(fence_match.group(1)) >= len(fence)
-            ):
+            if _closes(fence, fence_match):
                 fence = None
             body.append(line)
             in_paragraph = False
@@ -185,11 +186,7 @@ def _paragraph_spans(body: str) -> list[tuple[int, int]]:
         end = pos + len(content)
         fence_match = _FENCE.match(content)
         if fence is not None:
-            if (
-                fence_match
-                and fence_match.group(1)[0] == fence[0]
-                and len(fence_match.group(1)) >= len(fence)
-            ):
+            if _closes(fence, fence_match):
                 fence = None
         elif fence_match:
             fence = fence_match.group(1)

@@ -69,19 +69,11 @@ def _heading(value: Any) -> Any:
     raise ValueError(f"heading_path must be a string ('A > B') or a list of strings, got {value!r}")
 
 
-class Anchor(BaseModel):
-    """A gold support: ``rel_path`` + ``heading_path`` (a prefix), optional snippets, recency flag.
-
-    Without ``heading_path`` the anchor is the whole file. ``newer: true`` marks
-    the newer side of a recency/conflict question.
-    """
-
-    model_config = ConfigDict(extra="forbid")
+class _Location(BaseModel):
+    """A place in the notes: a file (``rel_path``) and optionally a heading path."""
 
     rel_path: str
     heading_path: str | list[str] | None = None
-    snippets: list[str] = Field(default_factory=list)
-    newer: bool = False
 
     @field_validator("rel_path", mode="before")
     @classmethod
@@ -92,6 +84,19 @@ class Anchor(BaseModel):
     @classmethod
     def _heading_path(cls, value: Any) -> Any:
         return _heading(value)
+
+
+class Anchor(_Location):
+    """A gold support: ``rel_path`` + ``heading_path`` (a prefix), optional snippets, recency flag.
+
+    Without ``heading_path`` the anchor is the whole file. ``newer: true`` marks
+    the newer side of a recency/conflict question.
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    snippets: list[str] = Field(default_factory=list)
+    newer: bool = False
 
     @field_validator("snippets", mode="before")
     @classmethod
@@ -107,23 +112,10 @@ class Anchor(BaseModel):
         return value
 
 
-class Reference(BaseModel):
+class Reference(_Location):
     """A reference the answer cites: a file and optionally a heading path."""
 
     model_config = ConfigDict(extra="allow")
-
-    rel_path: str
-    heading_path: str | list[str] | None = None
-
-    @field_validator("rel_path", mode="before")
-    @classmethod
-    def _rel_path(cls, value: Any) -> Any:
-        return _non_blank(value, "rel_path")
-
-    @field_validator("heading_path", mode="before")
-    @classmethod
-    def _heading_path(cls, value: Any) -> Any:
-        return _heading(value)
 
 
 class TokenCounts(BaseModel):
