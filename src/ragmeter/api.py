@@ -18,7 +18,6 @@ import platform
 import re
 import time
 from collections.abc import Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -30,9 +29,10 @@ from ragmeter import __version__
 from ragmeter.config import RagmeterConfig, load_config
 from ragmeter.errors import ConfigError, InputError, RagmeterError
 from ragmeter.io.datasets import load_dataset
+from ragmeter.io.digests import file_sha256, hash_in_background
 from ragmeter.io.index_stats import load_index_stats
 from ragmeter.io.outputs import load_outputs_with_sources, parse_output
-from ragmeter.io.records import file_sha256, validate
+from ragmeter.io.records import validate
 from ragmeter.io.trec import read_qrels, read_run
 from ragmeter.matching.anchors import match_anchors, merged_tables
 from ragmeter.matching.ids import match_ids, repeated_positions
@@ -546,12 +546,10 @@ def evaluate_trec(
     cfg, cfg_path = _settings(config)
     started = time.perf_counter()
     resolved = _resolve_all(metrics or cfg.metrics.retrieval.metrics or list(DEFAULT_TREC_METRICS))
-    with ThreadPoolExecutor(1, thread_name_prefix="ragmeter-sha256") as hashing:
-        # the inputs are hashed for the provenance while they are parsed (hashlib frees the GIL)
-        digests = [hashing.submit(file_sha256, Path(path)) for path in (qrels, run)]
-        q = read_qrels(qrels)
-        r = read_run(run, qrels=q)
-        matched = match_trec(q, r, complete=complete)
+    hash_in_background((qrels, run))  # for the provenance, on another core (the CLI started it earlier)
+    q = read_qrels(qrels)
+    r = read_run(run, qrels=q)
+    matched = match_trec(q, r, complete=complete)
     level = relevance_level if relevance_level is not None else cfg.metrics.retrieval.relevance_level
     inp = ScoringInput.from_table(matched.table, relevance_level=level)
     default_k = k if k is not None else cfg.metrics.retrieval.default_k
@@ -560,8 +558,8 @@ def evaluate_trec(
         cfg_path, k=k, default_k=default_k, relevance_level=level, complete=complete, trec_compat=trec_compat
     ) | {
         "inputs": {
-            "qrels": {"path": str(qrels), "sha256": digests[0].result()},
-            "run": {"path": str(run), "sha256": digests[1].result()},
+            "qrels": {"path": str(qrels), "sha256": file_sha256(qrels)},
+            "run": {"path": str(run), "sha256": file_sha256(run)},
         },
         "elapsed_seconds": round(time.perf_counter() - started, 6),
     }

@@ -215,6 +215,10 @@ def eval_command(
     ray_address: RayAddressOption = None,
 ) -> None:
     """Score recorded outputs against a dataset, or a TREC run against qrels."""
+    if qrels is not None and run is not None:
+        from ragmeter.io.digests import hash_in_background
+
+        hash_in_background((qrels, run))  # on another core while numpy and pyarrow are imported
     from ragmeter.api import evaluate, evaluate_trec
     from ragmeter.cli.render import parse_breakdowns, print_result
 

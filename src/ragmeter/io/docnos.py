@@ -78,6 +78,20 @@ def string_bounds(chunk: pa.Array) -> NDArray[np.signedinteger[Any]]:
     return np.frombuffer(chunk.buffers()[1], dtype, len(chunk) + 1, chunk.offset * width)
 
 
+def strings_at(chunk: pa.Array, rows: NDArray[np.signedinteger[Any]]) -> list[str]:
+    """Some strings of a string chunk as Python strings (without ``take``, which may import pandas).
+
+    >>> strings_at(string_array(["a", "bc", "d"]), np.array([2, 1]))
+    ['d', 'bc']
+    """
+    bounds = string_bounds(chunk)
+    data = chunk.buffers()[2]
+    raw = memoryview(data) if data is not None else memoryview(b"")
+    return [
+        str(raw[a:b], "utf-8") for a, b in zip(bounds[rows].tolist(), bounds[rows + 1].tolist(), strict=True)
+    ]
+
+
 def _data(chunk: pa.Array) -> NDArray[np.uint8]:
     data = chunk.buffers()[2]
     return np.zeros(0, np.uint8) if data is None else np.frombuffer(data, np.uint8)
@@ -210,7 +224,9 @@ class KeyIndex:
     """An open-addressing hash table of uint64 keys, built and probed with numpy.
 
     Used to look up a run's (topic, docno) keys among the judgments' keys: with
-    the table at most 1/8 full, nearly every probe ends at its first slot.
+    the table at most 1/8 full, nearly every probe ends at its first slot. A
+    bitmap of 128 bits per key, small enough to stay in the CPU's cache, turns
+    away 99% of absent keys before they reach the table.
 
     >>> index = KeyIndex(np.array([7, 3, 9], dtype=np.uint64))
     >>> [a.tolist() for a in index.find(np.array([9, 1, 7, 7], dtype=np.uint64))]
@@ -224,6 +240,10 @@ class KeyIndex:
         self.slots: NDArray[np.signedinteger[Any]] = np.full(
             1 << self.bits, -1, dtype=np.int32 if len(keys) < 2**31 else np.int64
         )
+        self.filter_bits = max(self.bits + 3, len(keys).bit_length() + 7)
+        self.filter = np.zeros(1 << (self.filter_bits - 3), dtype=np.uint8)
+        spread = self._spread(keys)
+        np.bitwise_or.at(self.filter, spread >> 3, np.left_shift(1, spread & 7).astype(np.uint8))
         # Two equal keys would make a lookup ambiguous: then find() sorts instead.
         ordered = np.sort(keys)
         self.distinct = not bool(np.any(ordered[1:] == ordered[:-1]))
@@ -241,6 +261,12 @@ class KeyIndex:
         home >>= np.uint64(64 - self.bits)
         return home.view(np.int64)
 
+    def _spread(self, keys: NDArray[np.uint64]) -> NDArray[np.int64]:
+        """Bit positions in :attr:`filter` (the home slot is its top :attr:`bits` bits)."""
+        spread = keys * _MIX
+        spread >>= np.uint64(64 - self.filter_bits)
+        return spread.view(np.int64)
+
     def find(self, keys: NDArray[np.uint64]) -> tuple[NDArray[np.int64], NDArray[np.signedinteger[Any]]]:
         """Positions in ``keys`` whose key is in the table, and the index of that key."""
         if not self.distinct:
@@ -249,10 +275,15 @@ class KeyIndex:
         found_entry: list[NDArray[np.signedinteger[Any]]] = []
         for start in range(0, len(keys), _BATCH):  # batches: small temporaries
             batch = keys[start : start + _BATCH]
-            at = self._home(batch)
+            spread = self._spread(batch)
+            bit = self.filter[spread >> 3]
+            bit >>= (spread & 7).astype(np.uint8)
+            bit &= 1
+            active = np.flatnonzero(bit)  # the rest are surely not in the table
+            at = spread[active] >> (self.filter_bits - self.bits)
             entry = self.slots[at]
-            active = np.flatnonzero(entry >= 0)  # the rest hit an empty slot: not in the table
-            at, entry = at[active], entry[active]
+            going = entry >= 0  # the rest hit an empty slot: not in the table
+            active, at, entry = active[going], at[going], entry[going]
             while len(active):
                 hit = self.keys[entry] == batch[active]
                 found_at.append(active[hit] + start)
@@ -263,9 +294,11 @@ class KeyIndex:
                 active, at, entry = active[going], at[going], entry[going]
         if not found_at:
             return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
-        positions = np.concatenate(found_at)
+        positions, entries = np.concatenate(found_at), np.concatenate(found_entry)
+        if len(found_at) == 1:  # one batch, every key found at its first probe: in order already
+            return positions, entries
         order = np.argsort(positions)
-        return positions[order], np.concatenate(found_entry)[order]
+        return positions[order], entries[order]
 
     def _find_by_sorting(
         self, keys: NDArray[np.uint64]

@@ -16,7 +16,6 @@ f.yaml:3: k: Input should be a valid integer, unable to parse string as an integ
 from __future__ import annotations
 
 import difflib
-import hashlib
 import json
 from dataclasses import dataclass
 from pathlib import Path
@@ -26,6 +25,7 @@ import yaml
 from pydantic import BaseModel, ValidationError
 
 from ragmeter.errors import InputError
+from ragmeter.io.digests import file_sha256 as file_sha256  # re-exported: it used to live here
 
 M = TypeVar("M", bound=BaseModel)
 
@@ -78,15 +78,6 @@ class Record:
 
     value: Any
     where: str
-
-
-def file_sha256(path: Path) -> str:
-    """SHA-256 of a file's bytes, read in blocks."""
-    digest = hashlib.sha256()
-    with path.open("rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 def _known_fields(model: type[BaseModel] | None, loc: tuple[Any, ...]) -> list[str]:

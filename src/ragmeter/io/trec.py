@@ -35,6 +35,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.csv as pacsv
 from numpy.typing import NDArray
+from pyarrow._compute import call_function  # pyarrow.compute itself takes 60 ms to import
 
 from ragmeter.errors import InputError
 from ragmeter.io.docnos import (
@@ -44,6 +45,7 @@ from ragmeter.io.docnos import (
     pair_keys,
     paired_words,
     string_bounds,
+    strings_at,
     topic_keys,
 )
 from ragmeter.io.docnos import numpy_view as numpy_view  # re-exported: it used to live here
@@ -66,11 +68,14 @@ parse of the whole file followed by the hashing."""
 _PARALLEL_BYTES = 1 << 25
 """Files smaller than 32 MiB are parsed in one piece."""
 
+_HIGH_HALF = 1 if np.little_endian else 0
+"""Where a uint64's high 32 bits are when it is viewed as two uint32s."""
+
+_TOPIC_RUNS = 1 << 12
+"""A chunk with more runs of equal topics than this (and than 1/16 of its lines) is dictionary-encoded."""
+
 _COMPRESSED = (".gz", ".bz2", ".lz4", ".zst", ".zstd", ".br")
 """Suffixes pyarrow decompresses on the fly: such files are parsed in one piece."""
-
-_TOPIC_TYPE = pa.dictionary(pa.int32(), pa.string())
-"""Topic ids are dictionary-encoded while parsing: no string per line, and codes for free."""
 
 
 @dataclass(frozen=True)
@@ -166,18 +171,45 @@ def _encode(values: Sequence[str]) -> tuple[list[str], NDArray[np.int32]]:
     return list(index), np.array(codes, dtype=np.int32)
 
 
-def _is_regular(table: pa.Table) -> bool:
+def _is_regular(table: pa.Table, topics: list[str]) -> bool:
     """No empty or comment topic, no empty docno (which uneven spacing would produce).
 
     Only the columns ragmeter uses are parsed (parsing Q0, rank and tag too costs a
     third more), so an empty one of those goes unnoticed, as it always has.
     """
-    for chunk in table.column(0).chunks:
-        if any(not topic or topic.startswith("#") for topic in chunk.dictionary.to_pylist()):
-            return False
+    if any(not topic or topic.startswith("#") for topic in topics):
+        return False
     return all(
         int(np.diff(string_bounds(chunk)).min()) > 0 for chunk in table.column("docno").chunks if len(chunk)
     )
+
+
+def _topic_codes(column: pa.ChunkedArray) -> tuple[list[str], NDArray[np.int32]]:
+    """The distinct topics of a parsed column (first-seen order) and each line's index into them.
+
+    A file written topic by topic (the usual case) is cut into runs of equal
+    topics by comparing each line with the line before, which costs less than
+    hashing every line as Arrow's dictionary encoding does (still used here for
+    a file whose topics are interleaved).
+    """
+    index: dict[str, int] = {}
+    parts = []
+    for chunk in column.chunks:
+        if not len(chunk):
+            continue
+        changed = call_function("indices_nonzero", [call_function("not_equal", [chunk[1:], chunk[:-1]])])
+        starts = np.concatenate(([0], numpy_view(changed, np.uint64).astype(np.int64) + 1))
+        if len(starts) > max(_TOPIC_RUNS, len(chunk) >> 4):  # not grouped by topic
+            encoded = call_function("dictionary_encode", [chunk])
+            names = encoded.dictionary.to_pylist()
+            local = numpy_view(encoded.indices, np.int32)
+        else:
+            names = strings_at(chunk, starts)
+            local = np.repeat(np.arange(len(starts), dtype=np.int32), np.diff(starts, append=len(chunk)))
+        renumber = np.array([index.setdefault(str(name), len(index)) for name in names], dtype=np.int32)
+        parts.append(renumber[local])
+    codes = np.concatenate(parts) if parts else np.zeros(0, dtype=np.int32)
+    return list(index), codes
 
 
 class _Irregular(Exception):
@@ -224,8 +256,8 @@ def _fast_columns(
     workers = _workers()
     try:
         if workers < 2 or size < _PARALLEL_BYTES or path.suffix.lower() in _COMPRESSED:
-            tables = [_parse(str(path), names, types, delimiter, threads=True)]
-            columns = _columns(tables, list(types)[-1], map, qrels)
+            pieces = [_parse(str(path), names, types, delimiter, threads=True)]
+            columns = _columns(pieces, list(types)[-1], map, qrels)
         else:
             columns = _parse_slices(path, size, workers, names, types, delimiter, qrels)
     except _Irregular:
@@ -247,7 +279,7 @@ def _parse(
     delimiter: str,
     *,
     threads: bool,
-) -> pa.Table:
+) -> _Slice:
     """Parse with pyarrow; raise :class:`_Irregular` unless every value is regular and finite."""
     try:
         table = pacsv.read_csv(
@@ -266,12 +298,24 @@ def _parse(
         )
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError):
         raise _Irregular from None
-    if not _is_regular(table):
+    topics, codes = _topic_codes(table.column(0))
+    if not _is_regular(table, topics):
         raise _Irregular
     for chunk in table.column(list(types)[-1]).chunks:  # the score or relevance
         if not bool(np.isfinite(numpy_view(chunk, np.float64)).all()):
             raise _Irregular
-    return table
+    return _Slice(table.drop_columns(table.column_names[0]), topics, codes)
+
+
+@dataclass(frozen=True)
+class _Slice:
+    """A parsed piece of a file: its docno and value columns, and its topics as codes."""
+
+    table: pa.Table
+    topics: list[str]
+    """Distinct topics in first-seen order."""
+    codes: NDArray[np.int32]
+    """Per line, an index into :attr:`topics`."""
 
 
 def _parse_slices(
@@ -295,7 +339,7 @@ def _parse_slices(
             bounds.append(size if cut < 0 else cut + 1)
         bounds.append(size)
 
-        def parse(k: int) -> pa.Table:
+        def parse(k: int) -> _Slice:
             start, stop = bounds[k], bounds[k + 1]
             try:
                 view = pa.BufferReader(whole.slice(start, stop - start))
@@ -304,8 +348,8 @@ def _parse_slices(
                 _forget_pages(mapped, start, stop)
 
         with ThreadPoolExecutor(workers) as pool:
-            tables = list(pool.map(parse, range(count)))
-            return _columns(tables, list(types)[-1], pool.map, qrels)
+            pieces = list(pool.map(parse, range(count)))
+            return _columns(pieces, list(types)[-1], pool.map, qrels)
     finally:
         with contextlib.suppress(BufferError):  # Arrow views still alive: it closes when they go
             mapped.close()
@@ -319,22 +363,19 @@ def _forget_pages(mapped: mmap.mmap, start: int, stop: int) -> None:
 
 
 def _columns(
-    tables: list[pa.Table], value: str, each: Callable[..., Iterator[bool]], qrels: TrecQrels | None
+    pieces: list[_Slice], value: str, each: Callable[..., Iterator[bool]], qrels: TrecQrels | None
 ) -> _Columns:
     """The output arrays, filled slice by slice with ``each`` (``map``, or a thread pool's).
 
     With ``qrels``, each slice's judged lines are looked up too (:func:`judged_lines`).
     """
-    tables = [table for table in tables if table.num_rows]
+    pieces = [piece for piece in pieces if piece.table.num_rows]
+    tables = [piece.table for piece in pieces]
     offsets = np.cumsum([0] + [table.num_rows for table in tables])
     index: dict[str, int] = {}
-    topic_columns = []
-    renumbers = []
-    for table in tables:  # topic codes: first-seen order over the whole file
-        column = table.column(0).unify_dictionaries()
-        topic_columns.append(column)
-        local = column.chunk(0).dictionary.to_pylist()
-        renumbers.append(np.array([index.setdefault(str(t), len(index)) for t in local], dtype=np.int32))
+    renumbers = [  # topic codes: first-seen order over the whole file
+        np.array([index.setdefault(t, len(index)) for t in piece.topics], dtype=np.int32) for piece in pieces
+    ]
     n = int(offsets[-1])
     codes = np.empty(n, dtype=np.int32)
     values = np.empty(n, dtype=np.float64)
@@ -349,10 +390,7 @@ def _columns(
     def fill(k: int) -> bool:
         """Slice ``k``'s lines; whether a (topic, docno) key repeats within it."""
         start, stop = int(offsets[k]), int(offsets[k + 1])
-        at = start
-        for chunk in topic_columns[k].chunks:
-            codes[at : at + len(chunk)] = renumbers[k][numpy_view(chunk.indices, np.int32)]
-            at += len(chunk)
+        renumbers[k].take(pieces[k].codes, out=codes[start:stop])
         at = start
         for chunk in tables[k].column(value).chunks:
             values[at : at + len(chunk)] = numpy_view(chunk, np.float64)
@@ -382,13 +420,17 @@ def _repeats(keys: NDArray[np.uint64], codes: NDArray[np.int32]) -> bool:
     """Whether a key repeats within a topic's run of lines (all of them, in a grouped file).
 
     Runs of one length (a run file's full topics) are sorted row by row, which
-    is faster than one sort of all the keys.
+    is faster than one sort of all the keys; by the keys' high 32 bits first
+    (half the bytes to sort), then, in the few rows where those repeat, in full.
     """
     change = np.flatnonzero(codes[1:] != codes[:-1]) + 1
     if len(change) >= 2:
         lengths = np.diff(change)
         if bool(np.all(lengths == lengths[0])):
-            rows = np.sort(keys[change[0] : change[-1]].reshape(-1, int(lengths[0])), axis=1)
+            block = keys[change[0] : change[-1]].reshape(-1, int(lengths[0]))
+            high = np.sort(block.view(np.uint32)[:, _HIGH_HALF::2], axis=1)
+            suspects = np.flatnonzero(np.any(high[:, 1:] == high[:, :-1], axis=1))
+            rows = np.sort(block[suspects], axis=1)
             if bool(np.any(rows[:, 1:] == rows[:, :-1])):
                 return True
             edges = np.sort(np.concatenate((keys[: change[0]], keys[change[-1] :])))
@@ -436,7 +478,7 @@ def read_run(path: str | Path, *, qrels: TrecQrels | None = None) -> TrecRun:
     columns = _fast_columns(
         path,
         ["qid", "q0", "docno", "rank", "score", "tag"],
-        {"qid": _TOPIC_TYPE, "docno": pa.string(), "score": pa.float64()},
+        {"qid": pa.string(), "docno": pa.string(), "score": pa.float64()},
         qrels,
     )
     if columns is None:
@@ -500,7 +542,7 @@ def read_qrels(path: str | Path) -> TrecQrels:
     columns = _fast_columns(
         path,
         ["qid", "iter", "docno", "rel"],
-        {"qid": _TOPIC_TYPE, "docno": pa.string(), "rel": pa.float64()},
+        {"qid": pa.string(), "docno": pa.string(), "rel": pa.float64()},
     )
     if columns is not None:
         keys = np.sort(columns.keys)

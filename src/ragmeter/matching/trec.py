@@ -168,7 +168,7 @@ def _trec_order(run: TrecRun, run_to_qrels: NDArray[np.int32], n_topics: int) ->
         return _Order(counts)
     change = np.flatnonzero(code[1:] != code[:-1]) + 1
     rises = np.flatnonzero(score[1:] > score[:-1]) + 1
-    if len(change) == len(run.topics) - 1 and bool(np.all(np.isin(rises, change))):
+    if len(change) == len(run.topics) - 1 and bool(np.all(_members(rises, change))):
         # Each topic is one block already in score order: order the blocks, drop ignored ones.
         starts = np.concatenate(([0], change))
         ends = np.concatenate((change, [n]))
@@ -193,6 +193,19 @@ def _trec_order(run: TrecRun, run_to_qrels: NDArray[np.int32], n_topics: int) ->
         return _Order(counts, None, moved, source)
     rows[moved] = rows[source]
     return _Order(counts, rows)
+
+
+def _members(values: NDArray[Any], ordered: NDArray[Any]) -> NDArray[np.bool_]:
+    """``np.isin(values, ordered)`` for a sorted ``ordered`` (np.isin imports numpy.ma: 30 ms).
+
+    >>> _members(np.array([3, 1, 4, 9]), np.array([1, 1, 4])).tolist()
+    [False, True, True, False]
+    """
+    if len(ordered) == 0:
+        return np.zeros(len(values), dtype=bool)
+    at = np.minimum(np.searchsorted(ordered, values), len(ordered) - 1)
+    found: NDArray[np.bool_] = ordered[at] == values
+    return found
 
 
 def concat_ranges(starts: NDArray[np.int64], ends: NDArray[np.int64]) -> NDArray[np.int64]:
@@ -228,7 +241,7 @@ def _tie_order(
     member[tie + 1] = True
     at = np.flatnonzero(member)
     starts_run = np.ones(len(at), dtype=bool)
-    starts_run[1:] = ~np.isin(at[1:] - 1, tie)
+    starts_run[1:] = ~_members(at[1:] - 1, tie)
     group = np.cumsum(starts_run)
     words, length = docno_words(docno, at if rows is None else rows[at])
     # lexsort: the last key is the primary one; ~word and -length sort descending.
@@ -270,7 +283,7 @@ def _first_occurrences(
         return None
     repeated = ordered[1:][equal]
     del ordered
-    candidate = np.flatnonzero(np.isin(keys, repeated))
+    candidate = np.flatnonzero(_members(keys, repeated))
     words, length = docno_words(docno, order.lines(candidate))
     # Same topic, same bytes, same length: a repeat; the first in rank order is kept.
     sort_keys: list[NDArray[Any]] = [candidate, length, *(words[:, i] for i in range(words.shape[1]))]

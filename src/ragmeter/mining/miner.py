@@ -26,6 +26,7 @@ from typing import Any, Protocol
 from ragmeter import __version__
 from ragmeter.errors import ConfigError, InputError
 from ragmeter.executors.base import Limiter, WorkerPool
+from ragmeter.io.digests import file_sha256
 from ragmeter.mining.designs import Conclusion, Design, design_from_block
 from ragmeter.mining.driver import Outcome, TrialKey, TrialPlan, decide
 from ragmeter.mining.questions import MiningQuestion
@@ -37,7 +38,7 @@ from ragmeter.mining.solvers import (
     SolveRequest,
     SolverError,
 )
-from ragmeter.mining.triallog import LogContents, TrialLog, file_sha256, read_log
+from ragmeter.mining.triallog import LogContents, TrialLog, read_log
 from ragmeter.mining.validators import GroundTruth, Validation, Validator, ValidatorError
 
 

@@ -28,7 +28,6 @@ from __future__ import annotations
 import contextlib
 import datetime as dt
 import fcntl
-import hashlib
 import json
 import os
 import threading
@@ -117,11 +116,6 @@ def read_log(path: Path) -> LogContents:
         elif kind == "end":
             contents.end = record
     return contents
-
-
-def file_sha256(path: Path) -> str:
-    """SHA-256 of the log as written."""
-    return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
 class TrialLog:
