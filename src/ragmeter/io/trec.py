@@ -117,8 +117,6 @@ class TrecRun:
     docno: Docnos
     score: NDArray[np.float64]
     notes: list[str] = field(default_factory=list)
-    line_keys: NDArray[np.uint64] | None = field(default=None, repr=False)
-    """:func:`pair_keys` of every line, when the reader computed them on the way."""
     unique_pairs: bool = False
     """True when the reader made sure that no (topic, docno) pair repeats."""
     judged: tuple[TrecQrels, NDArray[np.int64], NDArray[np.signedinteger[Any]]] | None = field(
@@ -135,8 +133,6 @@ class TrecRun:
 
     def pair_keys(self) -> NDArray[np.uint64]:
         """:func:`pair_keys` of every line (shared: do not modify)."""
-        if self.line_keys is not None:
-            return self.line_keys
         return pair_keys(self.docno, topic_keys(self.topics)[self.topic_code])
 
 
@@ -184,16 +180,16 @@ def _is_regular(table: pa.Table, topics: list[str]) -> bool:
     )
 
 
-def _topic_codes(column: pa.ChunkedArray) -> tuple[list[str], NDArray[np.int32]]:
-    """The distinct topics of a parsed column (first-seen order) and each line's index into them.
+def _topic_runs(column: pa.ChunkedArray) -> _Topics:
+    """A parsed topic column as runs of lines with one topic (see :class:`_Topics`).
 
-    A file written topic by topic (the usual case) is cut into runs of equal
-    topics by comparing each line with the line before, which costs less than
-    hashing every line as Arrow's dictionary encoding does (still used here for
-    a file whose topics are interleaved).
+    A file written topic by topic (the usual case) is cut into runs by comparing
+    each line with the line before, which costs less than hashing every line as
+    Arrow's dictionary encoding does (still used here for a file whose topics
+    are interleaved: then each line is a run).
     """
     index: dict[str, int] = {}
-    parts = []
+    codes, lengths = [], []
     for chunk in column.chunks:
         if not len(chunk):
             continue
@@ -201,15 +197,37 @@ def _topic_codes(column: pa.ChunkedArray) -> tuple[list[str], NDArray[np.int32]]
         starts = np.concatenate(([0], numpy_view(changed, np.uint64).astype(np.int64) + 1))
         if len(starts) > max(_TOPIC_RUNS, len(chunk) >> 4):  # not grouped by topic
             encoded = call_function("dictionary_encode", [chunk])
-            names = encoded.dictionary.to_pylist()
-            local = numpy_view(encoded.indices, np.int32)
+            renumber = _renumber(index, encoded.dictionary.to_pylist())
+            codes.append(renumber[numpy_view(encoded.indices, np.int32)])
+            lengths.append(np.ones(len(chunk), dtype=np.int32))
         else:
-            names = strings_at(chunk, starts)
-            local = np.repeat(np.arange(len(starts), dtype=np.int32), np.diff(starts, append=len(chunk)))
-        renumber = np.array([index.setdefault(str(name), len(index)) for name in names], dtype=np.int32)
-        parts.append(renumber[local])
-    codes = np.concatenate(parts) if parts else np.zeros(0, dtype=np.int32)
-    return list(index), codes
+            codes.append(_renumber(index, strings_at(chunk, starts)))
+            lengths.append(np.diff(starts, append=len(chunk)).astype(np.int32))
+    if not codes:
+        return _Topics([], np.zeros(0, dtype=np.int32), np.zeros(0, dtype=np.int32))
+    return _Topics(list(index), np.concatenate(codes), np.concatenate(lengths))
+
+
+def _renumber(index: dict[str, int], names: list[Any]) -> NDArray[np.int32]:
+    """Each name's number in ``index``, adding new names at the end."""
+    return np.array([index.setdefault(str(name), len(index)) for name in names], dtype=np.int32)
+
+
+@dataclass(frozen=True)
+class _Topics:
+    """The topic of each line, as runs of lines with one topic."""
+
+    names: list[str]
+    """Distinct topics in first-seen order."""
+    run_codes: NDArray[np.int32]
+    """Per run, an index into :attr:`names`."""
+    run_lengths: NDArray[np.int32]
+    """Lines per run."""
+
+    def codes(self, renumber: NDArray[np.int32] | None = None) -> NDArray[np.int32]:
+        """Each line's index into :attr:`names` (or into whatever ``renumber`` maps them to)."""
+        codes = self.run_codes if renumber is None else renumber[self.run_codes]
+        return np.repeat(codes, self.run_lengths)
 
 
 class _Irregular(Exception):
@@ -218,13 +236,12 @@ class _Irregular(Exception):
 
 @dataclass
 class _Columns:
-    """What the fast path takes from a file: per line, topic code, docno, value, pair key."""
+    """What the fast path takes from a file: per line, topic code, docno, value."""
 
     topics: list[str]
     codes: NDArray[np.int32]
     docno: Docnos
     values: NDArray[np.float64]
-    keys: NDArray[np.uint64]
     repeats: bool
     """Some (topic, docno) key occurs twice within one slice."""
     slices: NDArray[np.int64]
@@ -298,24 +315,21 @@ def _parse(
         )
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError):
         raise _Irregular from None
-    topics, codes = _topic_codes(table.column(0))
-    if not _is_regular(table, topics):
+    topics = _topic_runs(table.column(0))
+    if not _is_regular(table, topics.names):
         raise _Irregular
     for chunk in table.column(list(types)[-1]).chunks:  # the score or relevance
         if not bool(np.isfinite(numpy_view(chunk, np.float64)).all()):
             raise _Irregular
-    return _Slice(table.drop_columns(table.column_names[0]), topics, codes)
+    return _Slice(table.drop_columns(table.column_names[0]), topics)
 
 
 @dataclass(frozen=True)
 class _Slice:
-    """A parsed piece of a file: its docno and value columns, and its topics as codes."""
+    """A parsed piece of a file: its docno and value columns, and its topics."""
 
     table: pa.Table
-    topics: list[str]
-    """Distinct topics in first-seen order."""
-    codes: NDArray[np.int32]
-    """Per line, an index into :attr:`topics`."""
+    topics: _Topics
 
 
 def _parse_slices(
@@ -332,7 +346,7 @@ def _parse_slices(
         mapped = mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ)
     whole = pa.py_buffer(mapped)
     try:
-        count = max(workers, -(-size // _SLICE_BYTES))
+        count = workers * -(-size // (_SLICE_BYTES * workers))  # a multiple of workers: none idles at the end
         bounds = [0]
         for k in range(1, count):
             cut = mapped.find(b"\n", max(size * k // count, bounds[-1]))
@@ -367,19 +381,17 @@ def _columns(
 ) -> _Columns:
     """The output arrays, filled slice by slice with ``each`` (``map``, or a thread pool's).
 
-    With ``qrels``, each slice's judged lines are looked up too (:func:`judged_lines`).
+    Each slice's (topic, docno) keys are computed and used there (the check for
+    repeats; with ``qrels``, the judged lines: :func:`judged_lines`), then let go.
     """
     pieces = [piece for piece in pieces if piece.table.num_rows]
     tables = [piece.table for piece in pieces]
     offsets = np.cumsum([0] + [table.num_rows for table in tables])
     index: dict[str, int] = {}
-    renumbers = [  # topic codes: first-seen order over the whole file
-        np.array([index.setdefault(t, len(index)) for t in piece.topics], dtype=np.int32) for piece in pieces
-    ]
+    renumbers = [_renumber(index, piece.topics.names) for piece in pieces]  # first-seen order, whole file
     n = int(offsets[-1])
     codes = np.empty(n, dtype=np.int32)
     values = np.empty(n, dtype=np.float64)
-    keys = np.empty(n, dtype=np.uint64)
     docnos = [chunk for table in tables for chunk in table.column("docno").chunks if len(chunk)]
     topic_key = topic_keys(list(index))
     run_to_qrels = None if qrels is None else qrels.topic_index(list(index))
@@ -390,19 +402,17 @@ def _columns(
     def fill(k: int) -> bool:
         """Slice ``k``'s lines; whether a (topic, docno) key repeats within it."""
         start, stop = int(offsets[k]), int(offsets[k + 1])
-        renumbers[k].take(pieces[k].codes, out=codes[start:stop])
+        mine = codes[start:stop]
+        mine[:] = pieces[k].topics.codes(renumbers[k])
         at = start
         for chunk in tables[k].column(value).chunks:
             values[at : at + len(chunk)] = numpy_view(chunk, np.float64)
             at += len(chunk)
-        topic_key.take(codes[start:stop], out=keys[start:stop])
-        docno_hashes(tables[k].column("docno"), into=keys[start:stop])
+        keys = docno_hashes(tables[k].column("docno"), into=topic_key[mine])  # pair_keys, no copy
         if qrels is not None and run_to_qrels is not None:
-            lines, judgment = judged_lines(
-                qrels, keys[start:stop], codes[start:stop], run_to_qrels, tables[k].column("docno")
-            )
+            lines, judgment = judged_lines(qrels, keys, mine, run_to_qrels, tables[k].column("docno"))
             judged[k] = (lines + start, judgment)
-        return _repeats(keys[start:stop], codes[start:stop])
+        return _repeats(keys, mine)
 
     repeats = any(list(each(fill, range(len(tables)))))
     docno = docnos[0] if len(docnos) == 1 else pa.chunked_array(docnos, type=pa.string())
@@ -413,7 +423,7 @@ def _columns(
             np.concatenate([lines for lines, _ in judged]),
             np.concatenate([judgment for _, judgment in judged]),
         )
-    return _Columns(list(index), codes, docno, values, keys, repeats, offsets.astype(np.int64), found)
+    return _Columns(list(index), codes, docno, values, repeats, offsets.astype(np.int64), found)
 
 
 def _repeats(keys: NDArray[np.uint64], codes: NDArray[np.int32]) -> bool:
@@ -489,7 +499,6 @@ def read_run(path: str | Path, *, qrels: TrecQrels | None = None) -> TrecRun:
         columns.codes,
         columns.docno,
         columns.values,
-        line_keys=columns.keys,
         unique_pairs=not columns.repeats and _no_repeats_across(columns),
         judged=columns.judged,
     )
@@ -510,7 +519,9 @@ def _no_repeats_across(columns: _Columns) -> bool:
     for cut in columns.slices[1:-1]:
         block = np.searchsorted(starts, cut, side="right") - 1
         if starts[block] < cut:  # a topic runs across this boundary
-            keys = np.sort(columns.keys[starts[block] : ends[block]])
+            first, end = int(starts[block]), int(ends[block])
+            topic = topic_keys([columns.topics[codes[first]]])
+            keys = np.sort(pair_keys(columns.docno.slice(first, end - first), np.repeat(topic, end - first)))
             if bool(np.any(keys[1:] == keys[:-1])):
                 return False
     return True
@@ -545,9 +556,10 @@ def read_qrels(path: str | Path) -> TrecQrels:
         {"qid": pa.string(), "docno": pa.string(), "rel": pa.float64()},
     )
     if columns is not None:
-        keys = np.sort(columns.keys)
+        qrels = TrecQrels(str(path), columns.topics, columns.codes, columns.docno, columns.values)
+        keys = np.sort(qrels.keys)
         if not bool(np.any(keys[1:] == keys[:-1])):
-            return TrecQrels(str(path), columns.topics, columns.codes, columns.docno, columns.values)
+            return qrels
         # A repeated judgment (or, once in 2^64, two pairs with one key): the exact
         # reader tells which, with the line numbers.
     return _read_qrels_exact(path)
