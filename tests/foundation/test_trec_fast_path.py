@@ -98,7 +98,15 @@ def _reference(folder: Path, complete: bool) -> tuple[list[str], list[list[float
 
 
 @pytest.mark.parametrize(
-    "mode", ["plain", "slices", "weak hash", "slices and weak hash", "dictionary-encoded topics"]
+    "mode",
+    [
+        "plain",
+        "slices",
+        "weak hash",
+        "slices and weak hash",
+        "dictionary-encoded topics",
+        "slices and dictionary-encoded topics",
+    ],
 )
 def test_the_fast_path_equals_the_plain_python_reference(
     mode: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
@@ -110,7 +118,7 @@ def test_the_fast_path_equals_the_plain_python_reference(
     if "weak hash" in mode:  # hashes of 2 bits: collisions everywhere
         strong = docnos_io._chunk_hashes
         monkeypatch.setattr(docnos_io, "_chunk_hashes", lambda chunk: strong(chunk) & np.uint64(3))
-    if mode == "dictionary-encoded topics":
+    if "dictionary-encoded topics" in mode:
         monkeypatch.setattr(trec_io, "_TOPIC_RUNS", 0)
     for seed in range(CASES):
         _case(seed, tmp_path)
