@@ -52,3 +52,18 @@ def _loopback_only() -> Iterator[None]:
 def _history_in_tmp(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
     """Commands that record run history write into a temporary database, never the repository."""
     monkeypatch.setenv("RAGMETER_HISTORY", str(tmp_path_factory.mktemp("history") / "history.sqlite"))
+
+
+@pytest.fixture
+def cli(capsys: pytest.CaptureFixture[str]) -> Any:
+    """``cli(argv) -> (exit code, stdout, stderr)``: run ``ragmeter ARGV`` in this process."""
+    from ragmeter.cli import main
+
+    def run(argv: list[str]) -> tuple[int, str, str]:
+        with pytest.raises(SystemExit) as exc:
+            main(argv)
+        captured = capsys.readouterr()
+        code = exc.value.code
+        return (code if isinstance(code, int) else 0), captured.out, captured.err
+
+    return run

@@ -3,18 +3,12 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 import ragmeter.api
 from ragmeter.cli import main
-
-
-def _run(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str]:
-    with pytest.raises(SystemExit) as exc:
-        main(argv)
-    code = exc.value.code
-    return (code if isinstance(code, int) else 0), capsys.readouterr().err
 
 
 def _qrels_and_run(tmp_path: Path) -> list[str]:
@@ -24,13 +18,13 @@ def _qrels_and_run(tmp_path: Path) -> list[str]:
 
 
 def test_a_defect_is_one_line_not_a_traceback(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, cli: Any
 ) -> None:
     def broken(*args: object, **kwargs: object) -> None:
         raise ValueError("something unforeseen")
 
     monkeypatch.setattr(ragmeter.api, "match_trec", broken)
-    code, err = _run(_qrels_and_run(tmp_path), capsys)
+    code, _, err = cli(_qrels_and_run(tmp_path))
     assert code == 2
     assert err.strip() == (
         "Error: internal error (ValueError: something unforeseen); rerun with --debug for the traceback "
@@ -40,12 +34,10 @@ def test_a_defect_is_one_line_not_a_traceback(
         main([*_qrels_and_run(tmp_path), "--debug"])
 
 
-def test_an_os_error_names_the_path(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_an_os_error_names_the_path(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, cli: Any) -> None:
     def unwritable(*args: object, **kwargs: object) -> None:
         raise PermissionError(13, "Permission denied", "/nowhere/out.json")
 
     monkeypatch.setattr(ragmeter.api, "match_trec", unwritable)
-    code, err = _run(_qrels_and_run(tmp_path), capsys)
+    code, _, err = cli(_qrels_and_run(tmp_path))
     assert (code, err.strip()) == (2, "Error: /nowhere/out.json: Permission denied")

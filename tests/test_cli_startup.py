@@ -72,3 +72,14 @@ def test_help_and_unknown_commands_see_every_command() -> None:
     assert "Error: No such command 'evl'. Did you mean 'eval'?" in done.stderr
     done = _ragmeter("gate", "--help")
     assert done.returncode == 0 and "Usage: ragmeter gate" in done.stdout
+
+
+def test_every_command_is_mapped_to_the_module_that_defines_it() -> None:
+    from ragmeter.cli import _MODULE_OF, _register_commands, app
+
+    _register_commands()
+    commands = {info.name: info.callback for info in app.registered_commands}
+    groups = {info.name for info in app.registered_groups}
+    assert set(commands) | groups == set(_MODULE_OF)
+    for name, callback in commands.items():
+        assert callback is not None and callback.__module__ == f"ragmeter.cli.{_MODULE_OF[name]}", name

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 
 os.environ.setdefault("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", "0")
 
@@ -98,3 +99,43 @@ def norm() -> Any:
     from types import SimpleNamespace
 
     return SimpleNamespace(without_timings=without_timings, jsonl=jsonl, here=HERE)
+
+
+def write_suite(
+    folder: Path, *, n: int = 5, system_kwargs: dict[str, Any] | None = None, **fields: Any
+) -> Path:
+    """A suite of ``n`` samples answered by ``executors_test_systems:answer``; ``fields`` override the
+    suite's defaults (hit@2 and mrr, k 2, concurrency 2, a 10 s timeout, results in ``out``)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    samples = [
+        {"id": f"q-{i}", "input": {"question": f"question {i}?"}, "expected_output": [f"doc-{i}"]}
+        for i in range(1, n + 1)
+    ]
+    (folder / "tests.yaml").write_text(yaml.safe_dump({"samples": samples}), encoding="utf-8")
+    system: dict[str, Any] = {
+        "type": "python",
+        "function": "executors_test_systems:answer",
+        "python_path": [str(HERE)],
+    }
+    if system_kwargs is not None:
+        system["kwargs"] = system_kwargs
+    suite = {
+        "name": "exec",
+        "dataset": "tests.yaml",
+        "system": system,
+        "metrics": ["hit@2", "mrr"],
+        "k": 2,
+        "concurrency": 2,
+        "timeout_seconds": 10,
+        "results_dir": "out",
+        **fields,
+    }
+    path = folder / "suite.yaml"
+    path.write_text(yaml.safe_dump(suite, sort_keys=False), encoding="utf-8")
+    return path
+
+
+@pytest.fixture(name="write_suite")
+def write_suite_fixture() -> Any:
+    """:func:`write_suite`, as a fixture."""
+    return write_suite

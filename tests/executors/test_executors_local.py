@@ -16,7 +16,6 @@ from typing import Any
 import pytest
 import yaml
 
-from ragmeter.cli import main
 from ragmeter.errors import ConfigError
 from ragmeter.executors import make_executor
 from ragmeter.executors.base import RAY_MISSING, current_executor, use_executor
@@ -25,38 +24,11 @@ from ragmeter.executors.local import LocalExecutor
 HERE = Path(__file__).resolve().parent
 
 
-def _run(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
-    with pytest.raises(SystemExit) as exit_info:
-        main(args)
-    captured = capsys.readouterr()
-    code = exit_info.value.code
-    return (code if isinstance(code, int) else 0), captured.out, captured.err
-
-
-def write_suite(folder: Path, **fields: Any) -> Path:
-    samples = [
-        {"id": f"q-{i}", "input": {"question": f"question {i}?"}, "expected_output": [f"doc-{i}"]}
-        for i in range(1, 6)
-    ]
-    (folder / "tests.yaml").write_text(yaml.safe_dump({"samples": samples}), encoding="utf-8")
-    suite = {
-        "name": "exec",
-        "dataset": "tests.yaml",
-        "system": {
-            "type": "python",
-            "function": "executors_test_systems:answer",
-            "python_path": [str(HERE)],
-        },
-        "metrics": ["hit@2", "mrr"],
-        "k": 2,
-        "concurrency": 2,
-        "timeout_seconds": 10,
-        "results_dir": "out",
-        **fields,
-    }
-    path = folder / "suite.yaml"
-    path.write_text(yaml.safe_dump(suite, sort_keys=False), encoding="utf-8")
-    return path
+def _trec_eval(folder: Path) -> list[str]:
+    """``eval`` of a one-line qrels and run written into ``folder``."""
+    (folder / "q").write_text("q1 0 a 1\n", encoding="utf-8")
+    (folder / "r").write_text("q1 Q0 a 1 1.0 r\n", encoding="utf-8")
+    return ["eval", "--qrels", str(folder / "q"), "--run", str(folder / "r")]
 
 
 @pytest.fixture
@@ -66,7 +38,7 @@ def closed_port() -> int:
         return int(sock.getsockname()[1])
 
 
-def test_executors_cli_and_local_runs_never_import_ray(tmp_path: Path) -> None:
+def test_executors_cli_and_local_runs_never_import_ray(tmp_path: Path, write_suite: Any) -> None:
     suite = write_suite(tmp_path)
     (tmp_path / "q.qrels").write_text("q1 0 a 1\nq2 0 b 1\n", encoding="utf-8")
     (tmp_path / "r.run").write_text("q1 Q0 a 1 1.0 r\nq2 Q0 c 1 1.0 r\n", encoding="utf-8")
@@ -101,22 +73,22 @@ def test_executors_cli_and_local_runs_never_import_ray(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("command", ["run", "mine"])
 def test_executors_ray_missing_is_one_line(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, command: str
+    tmp_path: Path, cli: Any, monkeypatch: pytest.MonkeyPatch, command: str
 ) -> None:
     monkeypatch.setitem(sys.modules, "ray", None)  # as if the extra were not installed
-    code, out, err = _run([command, str(tmp_path / "whatever.yaml"), "--executor", "ray"], capsys)
+    code, out, err = cli([command, str(tmp_path / "whatever.yaml"), "--executor", "ray"])
     assert (code, out) == (2, "")
     assert err == f"Error: {RAY_MISSING}\n"
     assert err == "Error: --executor ray needs the 'ray' extra: pip install 'ragmeter[ray]'\n"
 
 
 def test_executors_unreachable_ray_address_is_one_line(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str], closed_port: int
+    tmp_path: Path, cli: Any, closed_port: int, write_suite: Any
 ) -> None:
     suite = write_suite(tmp_path)
     address = f"127.0.0.1:{closed_port}"
     started = time.monotonic()
-    code, out, err = _run(["run", str(suite), "--executor", "ray", "--ray-address", address], capsys)
+    code, out, err = cli(["run", str(suite), "--executor", "ray", "--ray-address", address])
     assert time.monotonic() - started < 10
     assert code == 2
     assert out == ""
@@ -127,69 +99,51 @@ def test_executors_unreachable_ray_address_is_one_line(
     assert not (tmp_path / "out").exists(), "the results folder is not touched before Ray is reached"
 
 
-@pytest.mark.parametrize(
-    ("args", "message"),
-    [
-        (["--executor", "dask"], "Error: --executor: must be local or ray, got 'dask'\n"),
-        (["--ray-address", "auto"], "Error: --ray-address needs --executor ray\n"),
-        (
-            ["--executor", "ray", "--ray-address", "head"],
-            "Error: --ray-address: 'head' is not a Ray address (auto, HOST:PORT or ray://HOST:PORT)\n",
-        ),
-    ],
-)
+OPTION_ERRORS = [
+    (["--executor", "dask"], "Error: --executor: must be local or ray, got 'dask'\n"),
+    (["--ray-address", "auto"], "Error: --ray-address needs --executor ray\n"),
+    (
+        ["--executor", "ray", "--ray-address", "head"],
+        "Error: --ray-address: 'head' is not a Ray address (auto, HOST:PORT or ray://HOST:PORT)\n",
+    ),
+]
+
+
+@pytest.mark.parametrize(("args", "message"), OPTION_ERRORS)
 def test_executors_option_errors(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str], args: list[str], message: str
+    tmp_path: Path, cli: Any, write_suite: Any, args: list[str], message: str
 ) -> None:
     suite = write_suite(tmp_path)
-    code, _, err = _run(["run", str(suite), *args], capsys)
+    code, _, err = cli(["run", str(suite), *args])
     assert (code, err) == (2, message)
 
 
-@pytest.mark.parametrize(
-    ("args", "message"),
-    [
-        (["--executor", "dask"], "Error: --executor: must be local or ray, got 'dask'\n"),
-        (["--ray-address", "auto"], "Error: --ray-address needs --executor ray\n"),
-        (
-            ["--executor", "ray", "--ray-address", "head"],
-            "Error: --ray-address: 'head' is not a Ray address (auto, HOST:PORT or ray://HOST:PORT)\n",
-        ),
-    ],
-)
-def test_executors_eval_option_errors(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str], args: list[str], message: str
-) -> None:
-    (tmp_path / "q").write_text("q1 0 a 1\n", encoding="utf-8")
-    (tmp_path / "r").write_text("q1 Q0 a 1 1.0 r\n", encoding="utf-8")
-    code, out, err = _run(
-        ["eval", "--qrels", str(tmp_path / "q"), "--run", str(tmp_path / "r"), *args], capsys
-    )
+@pytest.mark.parametrize(("args", "message"), OPTION_ERRORS)
+def test_executors_eval_option_errors(tmp_path: Path, cli: Any, args: list[str], message: str) -> None:
+    code, out, err = cli([*_trec_eval(tmp_path), *args])
     assert (code, out, err) == (2, "", message)
 
 
 def test_executors_eval_executor_needs_trec_files(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, closed_port: int
+    tmp_path: Path, cli: Any, monkeypatch: pytest.MonkeyPatch, closed_port: int
 ) -> None:
     dataset = tmp_path / "d.yaml"
     dataset.write_text("samples: []\n", encoding="utf-8")
-    code, out, err = _run(["eval", "--dataset", str(dataset), "--executor", "ray"], capsys)
+    code, out, err = cli(["eval", "--dataset", str(dataset), "--executor", "ray"])
     assert (code, out, err) == (
         2,
         "",
         "Error: --executor and --ray-address apply to TREC runs (--qrels/--run) only\n",
     )
-    (tmp_path / "q").write_text("q1 0 a 1\n", encoding="utf-8")
-    (tmp_path / "r").write_text("q1 Q0 a 1 1.0 r\n", encoding="utf-8")
-    trec = ["eval", "--qrels", str(tmp_path / "q"), "--run", str(tmp_path / "r"), "--executor", "ray"]
-    code, out, err = _run([*trec, "--ray-address", f"127.0.0.1:{closed_port}"], capsys)
+    trec = [*_trec_eval(tmp_path), "--executor", "ray"]
+    code, out, err = cli([*trec, "--ray-address", f"127.0.0.1:{closed_port}"])
     assert (code, out) == (2, "") and err.startswith("Error: --ray-address: cannot reach a Ray cluster at ")
     monkeypatch.setitem(sys.modules, "ray", None)  # as if the extra were not installed
-    assert _run(trec, capsys) == (2, "", f"Error: {RAY_MISSING}\n")
+    assert cli(trec) == (2, "", f"Error: {RAY_MISSING}\n")
 
 
 def test_executors_mine_unreachable_address_deletes_nothing(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str], closed_port: int
+    tmp_path: Path, cli: Any, closed_port: int
 ) -> None:
     out = tmp_path / "d.yaml"
     out.write_text("keep me\n", encoding="utf-8")
@@ -217,7 +171,7 @@ def test_executors_mine_unreachable_address_deletes_nothing(
         encoding="utf-8",
     )
     args = ["mine", str(registry), "--out", str(out), "--fresh", "--executor", "ray"]
-    code, _, err = _run([*args, "--ray-address", f"127.0.0.1:{closed_port}"], capsys)
+    code, _, err = cli([*args, "--ray-address", f"127.0.0.1:{closed_port}"])
     assert code == 2 and "cannot reach a Ray cluster" in err
     assert out.read_text(encoding="utf-8") == "keep me\n", "--fresh deletes nothing before Ray is reached"
 

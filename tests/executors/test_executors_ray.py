@@ -90,32 +90,20 @@ def test_executors_ray_limit_holds_across_workers_and_outlives_a_dead_holder(
 # -- harness ------------------------------------------------------------------------------------------
 
 
-def _harness_suite(folder: Path, marker: Path, **fields: Any) -> Path:
-    folder.mkdir(parents=True, exist_ok=True)
-    samples = [
-        {"id": f"q-{i}", "input": {"question": f"question {i}?"}, "expected_output": [f"doc-{i}"]}
-        for i in range(1, 11)
-    ]
-    (folder / "tests.yaml").write_text(yaml.safe_dump({"samples": samples}), encoding="utf-8")
-    suite = {
-        "name": "exec",
-        "dataset": "tests.yaml",
-        "system": {
-            "type": "python",
-            "function": "executors_test_systems:answer",
-            "python_path": [str(HERE)],
-            "kwargs": {"die_on": "q-2", "die_marker": str(marker), "delay": 0.05},
-        },
-        "metrics": ["hit@2", "mrr", "ndcg@3"],
-        "k": 3,
-        "concurrency": 3,
-        "timeout_seconds": 60,
-        "results_dir": "out",
-        **fields,
-    }
-    path = folder / "suite.yaml"
-    path.write_text(yaml.safe_dump(suite, sort_keys=False), encoding="utf-8")
-    return path
+@pytest.fixture
+def harness_suite(write_suite: Any) -> Any:
+    """``harness_suite(folder, marker, **fields)``: 10 samples; q-2 kills its worker once (``marker``)."""
+
+    def write(folder: Path, marker: Path, **fields: Any) -> Path:
+        defaults = {"metrics": ["hit@2", "mrr", "ndcg@3"], "k": 3, "concurrency": 3, "timeout_seconds": 60}
+        return write_suite(
+            folder,
+            n=10,
+            system_kwargs={"die_on": "q-2", "die_marker": str(marker), "delay": 0.05},
+            **{**defaults, **fields},
+        )
+
+    return write
 
 
 def _same_run_folders(a: Path, b: Path, norm: Any) -> None:
@@ -123,24 +111,19 @@ def _same_run_folders(a: Path, b: Path, norm: Any) -> None:
         sorted(_jsonl(root / "out" / "outputs.jsonl", root, norm), key=lambda r: r["id"]) for root in (a, b)
     ]
     assert outputs[0] == outputs[1]
-    # metrics.json names outputs.jsonl by its SHA-256, a hash of a file with latencies in it
-    no_hash = frozenset({"sha256"})
-    assert _json(a / "out" / "metrics.json", a, norm, no_hash) == _json(
-        b / "out" / "metrics.json", b, norm, no_hash
-    )
-    assert _jsonl(a / "out" / "per_query.jsonl", a, norm) == _jsonl(b / "out" / "per_query.jsonl", b, norm)
+    _same_scores(a, b, norm)
     configs = [_json(root / "out" / "config.json", root, norm, frozenset({"sessions"})) for root in (a, b)]
     assert configs[0] == configs[1]
 
 
 def test_executors_ray_harness_run_matches_local_even_when_a_worker_dies(
-    ray_executor: Any, tmp_path: Path, norm: Any
+    ray_executor: Any, tmp_path: Path, norm: Any, harness_suite: Any
 ) -> None:
     marker = tmp_path / "died-once"
     marker.write_text("not this time", encoding="utf-8")  # the local run must not kill pytest
-    local = run_suite(_harness_suite(tmp_path / "a", marker))
+    local = run_suite(harness_suite(tmp_path / "a", marker))
     marker.unlink()
-    remote = run_suite(_harness_suite(tmp_path / "b", marker), executor=ray_executor)
+    remote = run_suite(harness_suite(tmp_path / "b", marker), executor=ray_executor)
 
     assert marker.read_text(encoding="utf-8") != str(os.getpid()), "a Ray worker died, not this process"
     assert (remote.summary.n_ok, remote.summary.n_errors, remote.summary.n_empty) == (9, 1, 1)
@@ -152,10 +135,12 @@ def test_executors_ray_harness_run_matches_local_even_when_a_worker_dies(
     assert {o["id"]: o["output"].get("error") for o in outputs}["q-4"] == "ValueError: cannot answer q-4"
 
 
-def test_executors_ray_cli_run(ray_cluster: Any, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_executors_ray_cli_run(
+    ray_cluster: Any, tmp_path: Path, capsys: pytest.CaptureFixture[str], harness_suite: Any
+) -> None:
     marker = tmp_path / "never"
     marker.write_text("x", encoding="utf-8")
-    suite = _harness_suite(tmp_path, marker, concurrency=2)
+    suite = harness_suite(tmp_path, marker, concurrency=2)
     with pytest.raises(SystemExit) as exit_info:
         main(["run", str(suite), "--executor", "ray", "--no-report", "--no-record", "--json"])
     assert exit_info.value.code == 0
@@ -208,6 +193,15 @@ def _registry(folder: Path, marker: Path, **kwargs: Any) -> Path:
     return path
 
 
+def _same_datasets(a: Path, b: Path, norm: Any) -> None:
+    """The mined ``d.yaml`` in ``a`` and in ``b`` are the same (hashes and timings aside)."""
+    datasets = [
+        norm.without_timings(yaml.safe_load(_text(root / "d.yaml", root)), frozenset({"sha256"}))
+        for root in (a, b)
+    ]
+    assert datasets[0] == datasets[1]
+
+
 def _trial_logs(folder: Path, norm: Any) -> dict[str, Any]:
     out = {}
     for log in sorted(folder.glob("*.jsonl")):
@@ -230,12 +224,7 @@ def test_executors_ray_mining_matches_local_even_when_a_worker_dies(
     assert [m.status for m in remote.mined] == [m.status for m in local.mined]
     assert not remote.incomplete
 
-    datasets = []
-    for root in (tmp_path / "a", tmp_path / "b"):
-        data = yaml.safe_load(_text(root / "d.yaml", root))
-        data = norm.without_timings(data, frozenset({"sha256"}))
-        datasets.append(data)
-    assert datasets[0] == datasets[1]
+    _same_datasets(tmp_path / "a", tmp_path / "b", norm)
     logs_a = _trial_logs(tmp_path / "a" / "d.trials", norm)
     logs_b = _trial_logs(tmp_path / "b" / "d.trials", norm)
     assert logs_a == logs_b
@@ -245,6 +234,20 @@ def test_executors_ray_mining_matches_local_even_when_a_worker_dies(
 def _gcs_address(ray: Any) -> str:
     address: str = ray._private.worker.global_worker.node.address_info["gcs_address"]
     return address
+
+
+def _kill_when(driver: subprocess.Popen[bytes], ready: Any, poll_s: float) -> None:
+    """SIGKILL ``driver`` once ``ready()`` is true (within 60 s); it must still be running then."""
+    try:
+        deadline = time.monotonic() + 60
+        while not ready() and time.monotonic() < deadline:
+            if driver.poll() is not None:
+                break
+            time.sleep(poll_s)
+        assert driver.poll() is None, "the driver ended before it could be killed"
+        driver.send_signal(signal.SIGKILL)
+    finally:
+        driver.wait(timeout=30)
 
 
 def _logged_trials(folder: Path) -> int:
@@ -271,16 +274,7 @@ def test_executors_ray_mining_driver_killed_then_resumed_matches_local(
         stderr=subprocess.DEVNULL,
         cwd=tmp_path,
     )
-    try:
-        deadline = time.monotonic() + 60
-        while _logged_trials(out.with_name("d.trials")) < total // 3 and time.monotonic() < deadline:
-            if driver.poll() is not None:
-                break
-            time.sleep(0.02)
-        assert driver.poll() is None, "the driver ended before it could be killed"
-        driver.send_signal(signal.SIGKILL)
-    finally:
-        driver.wait(timeout=30)
+    _kill_when(driver, lambda: _logged_trials(out.with_name("d.trials")) >= total // 3, poll_s=0.02)
     killed_at = _logged_trials(out.with_name("d.trials"))
     assert 0 < killed_at < total
 
@@ -289,11 +283,7 @@ def test_executors_ray_mining_driver_killed_then_resumed_matches_local(
     assert not resumed.incomplete
     assert [m.status for m in resumed.mined] == [m.status for m in local.mined]
     assert _trial_logs(out.with_name("d.trials"), norm) == _trial_logs(local.trials_dir, norm)
-    datasets = [
-        norm.without_timings(yaml.safe_load(_text(root / "d.yaml", root)), frozenset({"sha256"}))
-        for root in (tmp_path / "a", tmp_path / "b")
-    ]
-    assert datasets[0] == datasets[1]
+    _same_datasets(tmp_path / "a", tmp_path / "b", norm)
 
 
 # -- judges -------------------------------------------------------------------------------------------
@@ -334,7 +324,7 @@ def _chat_module() -> Any:
     return chat
 
 
-def _judged_suite(root: Path, marker: Path, base_url: str) -> Path:
+def _judged_suite(harness_suite: Any, root: Path, marker: Path, base_url: str) -> Path:
     judge = {
         "base_url": base_url,
         "model": "test-judge",
@@ -345,7 +335,7 @@ def _judged_suite(root: Path, marker: Path, base_url: str) -> Path:
         "cache_path": str(root / "judge-cache.sqlite"),
     }
     metrics = ["hit@2", "groundedness", "correctness", "factual_match", "fuzzy_match"]
-    suite = _harness_suite(root, marker, judge=judge, metrics=metrics)
+    suite = harness_suite(root, marker, judge=judge, metrics=metrics)
     data = yaml.safe_load((root / "tests.yaml").read_text(encoding="utf-8"))
     for sample in data["samples"]:
         sample["metadata"] = {"expected_answer": f"answer {sample['id'].split('-')[1]}"}
@@ -362,7 +352,7 @@ def _same_scores(a: Path, b: Path, norm: Any) -> None:
 
 
 def test_executors_ray_judged_run_matches_local(
-    ray_executor: Any, tmp_path: Path, norm: Any, monkeypatch: pytest.MonkeyPatch
+    ray_executor: Any, tmp_path: Path, norm: Any, monkeypatch: pytest.MonkeyPatch, harness_suite: Any
 ) -> None:
     from ragmeter.executors import remote_chat
 
@@ -380,7 +370,7 @@ def test_executors_ray_judged_run_matches_local(
         marker.write_text("x", encoding="utf-8")
         roots = (tmp_path / "a", tmp_path / "b")
         for root, executor in zip(roots, (None, ray_executor), strict=True):
-            suite = _judged_suite(root, marker, server.base_url)
+            suite = _judged_suite(harness_suite, root, marker, server.base_url)
             before = len(remote_calls)
             outcome = run_suite(suite, executor=executor)
             assert "groundedness" in outcome.result.aggregate
@@ -395,7 +385,7 @@ def test_executors_ray_judged_run_matches_local(
 
 
 def test_executors_ray_driver_killed_while_judging_resumes_from_the_judge_cache(
-    ray_executor: Any, ray_cluster: Any, tmp_path: Path, norm: Any
+    ray_executor: Any, ray_cluster: Any, tmp_path: Path, norm: Any, harness_suite: Any
 ) -> None:
     """A driver on the cluster is SIGKILLed mid-judging; the resumed run asks no question again and
     repeats no judge call that had come back (at most the calls in flight at the kill)."""
@@ -404,9 +394,9 @@ def test_executors_ray_driver_killed_while_judging_resumes_from_the_judge_cache(
     marker = tmp_path / "never"
     marker.write_text("x", encoding="utf-8")
     try:
-        run_suite(_judged_suite(tmp_path / "a", marker, server.base_url))
+        run_suite(_judged_suite(harness_suite, tmp_path / "a", marker, server.base_url))
         needed = len(server.chat_requests)
-        suite = _judged_suite(tmp_path / "b", marker, server.base_url)
+        suite = _judged_suite(harness_suite, tmp_path / "b", marker, server.base_url)
         on_ray = ["--executor", "ray", "--ray-address", _gcs_address(ray_cluster)]
         driver = subprocess.Popen(
             [*CLI, "run", str(suite), "-q", "--no-report", "--no-record", *on_ray],
@@ -414,16 +404,7 @@ def test_executors_ray_driver_killed_while_judging_resumes_from_the_judge_cache(
             stderr=subprocess.DEVNULL,
             cwd=tmp_path,
         )
-        try:
-            deadline = time.monotonic() + 60
-            while len(server.chat_requests) < needed + needed // 3 and time.monotonic() < deadline:
-                if driver.poll() is not None:
-                    break
-                time.sleep(0.01)
-            assert driver.poll() is None, "the driver ended before it could be killed"
-            driver.send_signal(signal.SIGKILL)
-        finally:
-            driver.wait(timeout=30)
+        _kill_when(driver, lambda: len(server.chat_requests) >= needed + needed // 3, poll_s=0.01)
         time.sleep(0.2)  # let the killed driver's last requests reach the server
         before_kill = len(server.chat_requests) - needed
         outputs = norm.jsonl(tmp_path / "b" / "out" / "outputs.jsonl")

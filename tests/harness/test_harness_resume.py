@@ -12,10 +12,6 @@ from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
-import pytest
-
-from ragmeter.cli import main
-
 CLI = [sys.executable, "-c", "from ragmeter.cli import main; main()"]
 
 
@@ -26,11 +22,9 @@ def _lines(path: Path) -> int:
         return 0
 
 
-def _cli(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
-    with pytest.raises(SystemExit) as exit_info:
-        main(args)
-    captured = capsys.readouterr()
-    return int(exit_info.value.code or 0), captured.out, captured.err
+def _fake_rag(h: SimpleNamespace) -> dict[str, Any]:
+    """The ``system`` of a suite answered in this process by ``harness_fake_rag:answer``."""
+    return {"type": "python", "function": "harness_fake_rag:answer", "python_path": [str(h.here)]}
 
 
 def _settled_request_count(server: Any, quiet_s: float = 0.3, limit_s: float = 10.0) -> int:
@@ -53,7 +47,7 @@ def _settled_request_count(server: Any, quiet_s: float = 0.3, limit_s: float = 1
 
 
 def test_harness_resume_after_sigkill_asks_nothing_twice_and_loses_nothing(
-    tmp_path: Path, h: SimpleNamespace, rag_server: Any, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path, h: SimpleNamespace, rag_server: Any, cli: Any
 ) -> None:
     n = 12
     rag_server.delay = 0.25
@@ -81,7 +75,7 @@ def test_harness_resume_after_sigkill_asks_nothing_twice_and_loses_nothing(
     assert 4 <= len(recorded_first) < n
     asked_first = _settled_request_count(rag_server)
 
-    code, out, err = _cli(["run", str(suite), "--resume"], capsys)
+    code, out, err = cli(["run", str(suite), "--resume"])
     assert code == 0, err
     assert f"resuming {tmp_path / 'out'}: {len(recorded_first)} of {n} questions already answered" in err
     final = h.read_outputs(outputs)  # also asserts that no id is recorded twice
@@ -99,17 +93,17 @@ def test_harness_resume_after_sigkill_asks_nothing_twice_and_loses_nothing(
 
 
 def test_harness_resume_drops_truncated_last_line_with_warning(
-    tmp_path: Path, h: SimpleNamespace, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path, h: SimpleNamespace, cli: Any
 ) -> None:
     h.write_dataset(tmp_path, 3)
-    system = {"type": "python", "function": "harness_fake_rag:answer", "python_path": [str(h.here)]}
+    system = _fake_rag(h)
     suite = h.write_suite(tmp_path, system)
     outputs = tmp_path / "out" / "outputs.jsonl"
     outputs.parent.mkdir()
     outputs.write_text(
         '{"id": "q-1", "output": {"retrieved": [{"id": "doc-1"}]}}\n{"id": "q-2", "outp', "utf-8"
     )
-    code, _, err = _cli(["run", str(suite), "--resume"], capsys)
+    code, _, err = cli(["run", str(suite), "--resume"])
     assert code == 0, err
     assert (
         f"warning: {outputs}:2: dropped a truncated last line left by an interrupted run "
@@ -120,16 +114,14 @@ def test_harness_resume_drops_truncated_last_line_with_warning(
     assert final["q-1"] == {"retrieved": [{"id": "doc-1"}]}, "the earlier answer is kept, not asked again"
 
 
-def test_harness_resume_damaged_middle_line_is_an_error(
-    tmp_path: Path, h: SimpleNamespace, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_harness_resume_damaged_middle_line_is_an_error(tmp_path: Path, h: SimpleNamespace, cli: Any) -> None:
     h.write_dataset(tmp_path, 3)
-    system = {"type": "python", "function": "harness_fake_rag:answer", "python_path": [str(h.here)]}
+    system = _fake_rag(h)
     suite = h.write_suite(tmp_path, system)
     outputs = tmp_path / "out" / "outputs.jsonl"
     outputs.parent.mkdir()
     outputs.write_text('{"id": "q-1", "outp\n{"id": "q-2", "output": {}}\n', "utf-8")
-    code, _, err = _cli(["run", str(suite), "--resume"], capsys)
+    code, _, err = cli(["run", str(suite), "--resume"])
     assert code == 2
     assert err.strip() == (
         f"Error: {outputs}:1: damaged line (not a JSON record); remove it or start a new results folder"
@@ -137,16 +129,16 @@ def test_harness_resume_damaged_middle_line_is_an_error(
 
 
 def test_harness_results_folder_is_never_overwritten_silently(
-    tmp_path: Path, h: SimpleNamespace, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path, h: SimpleNamespace, cli: Any
 ) -> None:
     h.write_dataset(tmp_path, 2)
-    system = {"type": "python", "function": "harness_fake_rag:answer", "python_path": [str(h.here)]}
+    system = _fake_rag(h)
     suite = h.write_suite(tmp_path, system)
     out = tmp_path / "out"
-    assert _cli(["run", str(suite), "-q"], capsys)[0] == 0
+    assert cli(["run", str(suite), "-q"])[0] == 0
     before = (out / "outputs.jsonl").read_bytes()
 
-    code, _, err = _cli(["run", str(suite)], capsys)
+    code, _, err = cli(["run", str(suite)])
     assert code == 2
     assert err.strip() == (
         f"Error: results folder {out} already holds results; continue it with --resume, "
@@ -154,11 +146,11 @@ def test_harness_results_folder_is_never_overwritten_silently(
     )
     assert (out / "outputs.jsonl").read_bytes() == before
 
-    code, _, err = _cli(["run", str(suite), "--resume", "--fresh"], capsys)
+    code, _, err = cli(["run", str(suite), "--resume", "--fresh"])
     assert (code, err.strip()) == (2, "Error: --resume and --fresh contradict each other; choose one")
 
     (out / "stale.txt").write_text("left over", encoding="utf-8")
-    code, _, err = _cli(["run", str(suite), "--fresh", "-q"], capsys)
+    code, _, err = cli(["run", str(suite), "--fresh", "-q"])
     assert code == 0, err
     assert not (out / "stale.txt").exists()
     assert sorted(h.read_outputs(out / "outputs.jsonl")) == ["q-1", "q-2"]
@@ -166,26 +158,26 @@ def test_harness_results_folder_is_never_overwritten_silently(
     other = tmp_path / "not-results"
     other.mkdir()
     (other / "precious.md").write_text("keep me", encoding="utf-8")
-    code, _, err = _cli(["run", str(suite), "--fresh", "--results-dir", str(other)], capsys)
+    code, _, err = cli(["run", str(suite), "--fresh", "--results-dir", str(other)])
     assert (code, err.strip()) == (
         2,
         f"Error: --fresh refuses to delete {other}: it does not look like a ragmeter results folder",
     )
     assert (other / "precious.md").read_text(encoding="utf-8") == "keep me"
 
-    code, _, err = _cli(["run", str(suite), "--fresh", "--results-dir", str(tmp_path)], capsys)
+    code, _, err = cli(["run", str(suite), "--fresh", "--results-dir", str(tmp_path)])
     assert (code, err.strip()) == (2, f"Error: --fresh would delete {suite}; refusing to replace {tmp_path}")
 
 
 def test_harness_resume_refuses_outputs_of_another_dataset(
-    tmp_path: Path, h: SimpleNamespace, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path, h: SimpleNamespace, cli: Any
 ) -> None:
     h.write_dataset(tmp_path, 3)
-    system = {"type": "python", "function": "harness_fake_rag:answer", "python_path": [str(h.here)]}
+    system = _fake_rag(h)
     suite = h.write_suite(tmp_path, system)
-    assert _cli(["run", str(suite), "-q"], capsys)[0] == 0
+    assert cli(["run", str(suite), "-q"])[0] == 0
     h.write_dataset(tmp_path, 2)
-    code, _, err = _cli(["run", str(suite), "--resume"], capsys)
+    code, _, err = cli(["run", str(suite), "--resume"])
     assert (code, err.strip()) == (
         2,
         f"Error: {tmp_path / 'out' / 'outputs.jsonl'}: holds outputs for 1 sample(s) that are not in the "
@@ -194,7 +186,7 @@ def test_harness_resume_refuses_outputs_of_another_dataset(
 
 
 def test_harness_ctrl_c_keeps_answers_and_resume_finishes(
-    tmp_path: Path, h: SimpleNamespace, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path, h: SimpleNamespace, cli: Any
 ) -> None:
     (tmp_path / "slow_system.py").write_text(
         "import time\n"
@@ -224,13 +216,13 @@ def test_harness_ctrl_c_keeps_answers_and_resume_finishes(
     assert f"interrupted: the answers so far are kept in {outputs}; continue with --resume" in err
     kept = set(h.read_outputs(outputs))
     assert 3 <= len(kept) < 30
-    code, _, err = _cli(["run", str(suite), "--resume", "-q"], capsys)
+    code, _, err = cli(["run", str(suite), "--resume", "-q"])
     assert code == 0, err
     assert len(h.read_outputs(outputs)) == 30
 
 
 def test_harness_scoring_error_keeps_answers_and_resume_only_scores(
-    tmp_path: Path, h: SimpleNamespace, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path, h: SimpleNamespace, cli: Any
 ) -> None:
     (tmp_path / "tests.yaml").write_text(
         "samples:\n"
@@ -241,7 +233,7 @@ def test_harness_scoring_error_keeps_answers_and_resume_only_scores(
     system = {"type": "python", "function": "harness_fake_rag:async_answer", "python_path": [str(h.here)]}
     # containment needs chunk text, which this system does not return: scoring fails after the calls
     suite = h.write_suite(tmp_path, system, metrics=["mrr", "containment@5"])
-    code, _, err = _cli(["run", str(suite)], capsys)
+    code, _, err = cli(["run", str(suite)])
     assert code == 2
     outputs = tmp_path / "out" / "outputs.jsonl"
     assert (
@@ -252,21 +244,19 @@ def test_harness_scoring_error_keeps_answers_and_resume_only_scores(
     assert sorted(h.read_outputs(outputs)) == ["q-1", "q-2"]
 
     suite = h.write_suite(tmp_path, system, metrics=["mrr"])
-    code, out, err = _cli(["run", str(suite), "--resume"], capsys)
+    code, out, err = cli(["run", str(suite), "--resume"])
     assert code == 0, err
     assert "asked 0 question(s)" in err and "(2 answered before)" in err
     assert "mrr" in out
 
 
-def test_harness_resume_warns_when_the_system_changed(
-    tmp_path: Path, h: SimpleNamespace, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_harness_resume_warns_when_the_system_changed(tmp_path: Path, h: SimpleNamespace, cli: Any) -> None:
     h.write_dataset(tmp_path, 2)
-    system = {"type": "python", "function": "harness_fake_rag:answer", "python_path": [str(h.here)]}
+    system = _fake_rag(h)
     suite = h.write_suite(tmp_path, system)
-    assert _cli(["run", str(suite), "-q"], capsys)[0] == 0
+    assert cli(["run", str(suite), "-q"])[0] == 0
     suite = h.write_suite(tmp_path, {**system, "function": "harness_fake_rag:async_answer"})
-    code, _, err = _cli(["run", str(suite), "--resume", "-q"], capsys)
+    code, _, err = cli(["run", str(suite), "--resume", "-q"])
     assert code == 0
     assert (
         "warning: the suite's system changed since this results folder was started; "
@@ -275,14 +265,14 @@ def test_harness_resume_warns_when_the_system_changed(
 
 
 def test_a_run_is_recorded_in_the_history_under_the_suite_name(
-    tmp_path: Path, h: SimpleNamespace, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path, h: SimpleNamespace, cli: Any
 ) -> None:
     from ragmeter.report.history import load_history
 
     h.write_dataset(tmp_path, 2)
-    system = {"type": "python", "function": "harness_fake_rag:answer", "python_path": [str(h.here)]}
+    system = _fake_rag(h)
     suite = h.write_suite(tmp_path, system)
     db = tmp_path / "history.sqlite"
-    code, _, err = _cli(["run", str(suite), "--history", str(db), "--no-report"], capsys)
+    code, _, err = cli(["run", str(suite), "--history", str(db), "--no-report"])
     assert code == 0, err
     assert [entry.label for entry in load_history(db)] == ["t"]  # the suite's name, not the file's

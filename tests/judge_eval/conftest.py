@@ -223,18 +223,3 @@ def workspace(tmp_path: Path, judge_server: Any, monkeypatch: pytest.MonkeyPatch
         return Workspace(tmp_path, judge_server)
 
     return make
-
-
-@pytest.fixture
-def cli(capsys: pytest.CaptureFixture[str]) -> Callable[[list[str]], tuple[int, str, str]]:
-    """``cli(argv)``: run ``ragmeter ARGV`` in this process; exit code, stdout, stderr."""
-    from ragmeter.cli import main
-
-    def run(argv: list[str]) -> tuple[int, str, str]:
-        with pytest.raises(SystemExit) as exc:
-            main(argv)
-        captured = capsys.readouterr()
-        code = exc.value.code
-        return (code if isinstance(code, int) else 0), captured.out, captured.err
-
-    return run

@@ -7,11 +7,11 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
 
-from ragmeter.cli import main
 from ragmeter.errors import ConfigError, InputError
 from ragmeter.io.datasets import load_dataset
 from ragmeter.io.outputs import load_outputs
@@ -20,13 +20,6 @@ from ragmeter.report.gate import check_rules, parse_rule
 from ragmeter.report.history import record_run
 from ragmeter.report.stats import paired_percentile_ci, paired_percentile_pvalue
 from ragmeter.results import EvalResult
-
-
-def run_cli(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
-    with pytest.raises(SystemExit) as exc:
-        main(argv)
-    out, err = capsys.readouterr()
-    return int(exc.value.code or 0), out, err
 
 
 def latency_result(latencies: list[float], *, extra: dict[str, float] | None = None) -> EvalResult:
@@ -124,7 +117,7 @@ def test_compare_notes_metrics_only_one_run_has() -> None:
 
 
 def test_compare_table_keeps_metric_names_and_every_column_at_80_columns(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, cli: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """At 80 columns the metric names were cut to `latency…`, so six latency rows looked alike."""
     monkeypatch.setenv("COLUMNS", "80")
@@ -139,7 +132,7 @@ def test_compare_table_keeps_metric_names_and_every_column_at_80_columns(
     )
     base = write_results(tmp_path / "base", result)
     cand = write_results(tmp_path / "cand", result)
-    code, out, _ = run_cli(["compare", str(base), str(cand), "--resamples", "100"], capsys)
+    code, out, _ = cli(["compare", str(base), str(cand), "--resamples", "100"])
     assert code == 0
     for name in names:
         assert name in out
@@ -147,24 +140,16 @@ def test_compare_table_keeps_metric_names_and_every_column_at_80_columns(
     assert max(len(line) for line in out.splitlines()) <= 80
 
 
-def test_gate_rejects_an_alpha_that_can_never_be_significant(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_gate_rejects_an_alpha_that_can_never_be_significant(tmp_path: Path, cli: Any) -> None:
     """`gate --alpha -1` silently turned every delta rule off."""
     folder = write_results(tmp_path / "r", latency_result([0.1, 0.2]))
-    code, _, err = run_cli(
-        ["gate", str(folder), str(folder), "--fail-on", "mrr<-0.1", "--alpha", "-1"], capsys
-    )
+    code, _, err = cli(["gate", str(folder), str(folder), "--fail-on", "mrr<-0.1", "--alpha", "-1"])
     assert code == 2 and err.strip() == "Error: --alpha must be between 0 and 1 (exclusive), got -1"
 
 
-def test_gate_junit_to_a_folder_fails_before_comparing(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_gate_junit_to_a_folder_fails_before_comparing(tmp_path: Path, cli: Any) -> None:
     folder = write_results(tmp_path / "r", latency_result([0.1, 0.2]))
-    code, _, err = run_cli(
-        ["gate", str(folder), str(folder), "--fail-on", "mrr<-0.1", "--junit", str(folder)], capsys
-    )
+    code, _, err = cli(["gate", str(folder), str(folder), "--fail-on", "mrr<-0.1", "--junit", str(folder)])
     assert code == 2 and err.strip() == f"Error: {folder}: is a directory; expected a file name"
 
 
@@ -172,7 +157,7 @@ def test_gate_junit_to_a_folder_fails_before_comparing(
 
 
 def test_history_with_many_metrics_is_readable_at_80_columns(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, cli: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """`ragmeter history` after the demo printed 25 empty columns (every header squeezed to nothing)."""
     monkeypatch.setenv("COLUMNS", "80")
@@ -183,7 +168,7 @@ def test_history_with_many_metrics_is_readable_at_80_columns(
             aggregate=dict.fromkeys(names, value), per_query={}, n_queries=3, n_scored={}, n_skipped={}
         )
         record_run(r, db=db, label=label)
-    code, out, _ = run_cli(["history", "--db", str(db)], capsys)
+    code, out, _ = cli(["history", "--db", str(db)])
     assert code == 0
     for name in [*names, "first", "second"]:
         assert name in out
@@ -191,34 +176,30 @@ def test_history_with_many_metrics_is_readable_at_80_columns(
     assert max(len(line) for line in out.splitlines()) <= 80
 
 
-def test_history_metric_option_checks_names_and_filters_json(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_history_metric_option_checks_names_and_filters_json(tmp_path: Path, cli: Any) -> None:
     """`history -m nonexist` showed a column of dashes; `--json -m mrr` printed every metric."""
     db = tmp_path / "h.sqlite"
     r = EvalResult(aggregate={"hit@5": 1.0, "mrr": 0.5}, per_query={}, n_queries=1, n_scored={}, n_skipped={})
     record_run(r, db=db, label="one")
-    code, _, err = run_cli(["history", "--db", str(db), "-m", "nonexist"], capsys)
+    code, _, err = cli(["history", "--db", str(db), "-m", "nonexist"])
     assert (
         code == 2 and "Error: --metric 'nonexist': no recorded run has this metric (have: hit@5, mrr)" in err
     )
-    code, out, _ = run_cli(["history", "--db", str(db), "-m", "recall_any@5", "--json"], capsys)
+    code, out, _ = cli(["history", "--db", str(db), "-m", "recall_any@5", "--json"])
     assert code == 0 and json.loads(out)[0]["aggregate"] == {"hit@5": 1.0}
 
 
 # --- report ------------------------------------------------------------------------------------------
 
 
-def test_report_accepts_a_metrics_json_path_and_an_out_folder(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_report_accepts_a_metrics_json_path_and_an_out_folder(tmp_path: Path, cli: Any) -> None:
     """`report results/demo/metrics.json` and `report results/demo --out results/demo` crashed (traceback)."""
     folder = write_results(tmp_path / "r", latency_result([0.1, 0.2]))
-    code, out, _ = run_cli(["report", str(folder / "metrics.json")], capsys)
+    code, out, _ = cli(["report", str(folder / "metrics.json")])
     assert (code, out.strip()) == (0, f"wrote {folder / 'report.html'}")
-    code, out, _ = run_cli(["report", str(folder), "--out", str(folder)], capsys)
+    code, out, _ = cli(["report", str(folder), "--out", str(folder)])
     assert (code, out.strip()) == (0, f"wrote {folder / 'report.html'}")
-    code, _, err = run_cli(["report", str(folder), "--out", str(folder / "metrics.json" / "x.html")], capsys)
+    code, _, err = cli(["report", str(folder), "--out", str(folder / "metrics.json" / "x.html")])
     assert code == 2
     assert err.strip() == (
         f"Error: {folder / 'metrics.json' / 'x.html'}: cannot create it: {folder / 'metrics.json'} is a file, "
@@ -230,11 +211,11 @@ def test_report_accepts_a_metrics_json_path_and_an_out_folder(
 
 
 def test_metrics_table_shows_formula_cutoff_and_aliases_at_80_columns(
-    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+    cli: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """`ragmeter metrics` at 80 columns squeezed aliases, cutoff and formula to zero width."""
     monkeypatch.setenv("COLUMNS", "80")
-    code, out, _ = run_cli(["metrics"], capsys)
+    code, out, _ = cli(["metrics"])
     assert code == 0
     assert "formula: hit@k = 1 if" in out
     assert "aliases: hit_rate, success" in out
@@ -245,28 +226,26 @@ def test_metrics_table_shows_formula_cutoff_and_aliases_at_80_columns(
 # --- agentic -----------------------------------------------------------------------------------------
 
 
-def test_agentic_out_to_a_folder_fails_before_scoring(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_agentic_out_to_a_folder_fails_before_scoring(tmp_path: Path, cli: Any) -> None:
     """`agentic -o FOLDER` scored (and paid any judge) first, then crashed with IsADirectoryError."""
     traces = Path(__file__).parents[2] / "examples" / "agentic" / "traces.jsonl"
-    code, _, err = run_cli(["agentic", "-t", str(traces), "-o", str(tmp_path)], capsys)
+    code, _, err = cli(["agentic", "-t", str(traces), "-o", str(tmp_path)])
     assert code == 2 and err.strip() == f"Error: {tmp_path}: is a directory; expected a file name"
 
 
-def test_agentic_invalid_json_names_the_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_agentic_invalid_json_names_the_line(tmp_path: Path, cli: Any) -> None:
     """A broken first record gave `Error: bad.jsonl: invalid JSON (... at line 2 column 1)`: no file:line."""
     bad = tmp_path / "bad.jsonl"
     bad.write_text('{"trace_id": 1\n', encoding="utf-8")
-    code, _, err = run_cli(["agentic", "-t", str(bad)], capsys)
+    code, _, err = cli(["agentic", "-t", str(bad)])
     assert code == 2 and err.startswith(f"Error: {bad}:2: invalid JSON (")
 
 
-def test_non_utf8_names_the_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_non_utf8_names_the_line(tmp_path: Path, cli: Any) -> None:
     traces = tmp_path / "t.jsonl"
     first = b'{"trace_id": "t", "turns": [{"user": "u", "iterations": []}]}\n'
     traces.write_bytes(first + b'{"b": "\xff"}\n')
-    code, _, err = run_cli(["agentic", "-t", str(traces), "-f", "native"], capsys)
+    code, _, err = cli(["agentic", "-t", str(traces), "-f", "native"])
     assert code == 2 and err.strip() == f"Error: {traces}:2: not UTF-8 text (byte 8 of the line)"
     traces.write_bytes(b'{"a": 1}\n{"b": "\xff"}\n')
     with pytest.raises(InputError, match=r"t\.jsonl:2: not UTF-8 text \(byte 8 of the line\)"):
@@ -335,7 +314,7 @@ def test_an_output_with_a_null_id_says_so(tmp_path: Path) -> None:
 
 
 def test_calibrate_checks_every_pair_before_loading_the_model(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, cli: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A pair without a reference failed only after the model had loaded (seconds), as `no reference sentences`."""
     import ragmeter.judges.bertscore as bertscore
@@ -349,7 +328,7 @@ def test_calibrate_checks_every_pair_before_loading_the_model(
         '{"answer": "a b c", "reference": "a b c", "label": true}\n{"answer": "x", "label": false}\n',
         encoding="utf-8",
     )
-    code, _, err = run_cli(["calibrate", "bertscore", str(pairs)], capsys)
+    code, _, err = cli(["calibrate", "bertscore", str(pairs)])
     assert (
         code == 2 and err.strip() == f"Error: {pairs}:2: a pair needs a non-blank 'reference' or 'references'"
     )

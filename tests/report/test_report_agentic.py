@@ -4,36 +4,25 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
-
-from ragmeter.cli import main
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "agentic"
 
 
-def _cli(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
-    with pytest.raises(SystemExit) as exc:
-        main(argv)
-    captured = capsys.readouterr()
-    code = exc.value.code
-    return (code if isinstance(code, int) else 0), captured.out, captured.err
-
-
 @pytest.fixture
-def agentic_json(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> Path:
+def agentic_json(tmp_path: Path, cli: Any) -> Path:
     out = tmp_path / "agentic.json"
     args = ["agentic", "-t", str(EXAMPLES / "traces.jsonl"), "-l", str(EXAMPLES / "labels.jsonl")]
-    code, _, err = _cli([*args, "--out", str(out)], capsys)
+    code, _, err = cli([*args, "--out", str(out)])
     assert code == 0, err
     return out
 
 
-def test_report_of_an_agentic_result_plots_the_curves(
-    agentic_json: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_report_of_an_agentic_result_plots_the_curves(agentic_json: Path, tmp_path: Path, cli: Any) -> None:
     data = json.loads(agentic_json.read_text(encoding="utf-8"))
-    code, _, err = _cli(["report", str(agentic_json), "--out", str(tmp_path / "r.html")], capsys)
+    code, _, err = cli(["report", str(agentic_json), "--out", str(tmp_path / "r.html")])
     assert code == 0, err
     html = (tmp_path / "r.html").read_text(encoding="utf-8")
     assert "<polyline" in html  # the per-iteration curves
@@ -44,9 +33,7 @@ def test_report_of_an_agentic_result_plots_the_curves(
     assert f"{cg_at_n:.4f}" in html
 
 
-def test_compare_two_agentic_results_is_paired_by_trace(
-    agentic_json: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_compare_two_agentic_results_is_paired_by_trace(agentic_json: Path, tmp_path: Path, cli: Any) -> None:
     data = json.loads(agentic_json.read_text(encoding="utf-8"))
     for trace in data["traces"]:
         if trace["status"] == "scored":
@@ -54,7 +41,7 @@ def test_compare_two_agentic_results_is_paired_by_trace(
     data["aggregate"]["averages_at_n"]["CG"] += 1.0
     cand = tmp_path / "cand.json"
     cand.write_text(json.dumps(data), encoding="utf-8")
-    code, out, err = _cli(["compare", str(agentic_json), str(cand), "--json"], capsys)
+    code, out, err = cli(["compare", str(agentic_json), str(cand), "--json"])
     assert code == 0, err
     compared = json.loads(out)
     assert compared["candidate"] == "cand"
@@ -63,8 +50,8 @@ def test_compare_two_agentic_results_is_paired_by_trace(
     assert (cg["n_pairs"], cg["delta"], cg["n_improved"]) == (len(scored), pytest.approx(1.0), len(scored))
 
 
-def test_a_file_that_is_neither_is_a_clear_error(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_a_file_that_is_neither_is_a_clear_error(tmp_path: Path, cli: Any) -> None:
     bad = tmp_path / "x.json"
     bad.write_text(json.dumps({"kind": "agentic", "aggregate": {}}), encoding="utf-8")
-    code, _, err = _cli(["report", str(bad)], capsys)
+    code, _, err = cli(["report", str(bad)])
     assert (code, err.strip()) == (2, f"Error: {bad}: agentic result without 'aggregate' and 'traces'")

@@ -57,18 +57,9 @@ def _group() -> None:
 
 
 def _register_commands() -> None:
-    # One import per command module; each module adds its command(s) to ``app``.
-    # Keep one line per module so parallel work never edits the same line.
-    # isort: off
-    from ragmeter.cli import eval_cmd  # noqa: F401
-    from ragmeter.cli import metrics_cmd  # noqa: F401
-    from ragmeter.cli import report_cmds  # noqa: F401
-    from ragmeter.cli import judge_cmds  # noqa: F401
-    from ragmeter.cli import agentic_cmd  # noqa: F401
-    from ragmeter.cli import run_cmd  # noqa: F401
-    from ragmeter.cli import mine_cmd  # noqa: F401
-    # -- more command modules below this line --
-    # isort: on
+    """Import every command module (each adds its command or group to ``app``), in help order."""
+    for module in dict.fromkeys(_MODULE_OF.values()):
+        importlib.import_module(f"ragmeter.cli.{module}")
 
 
 def main(argv: list[str] | None = None) -> None:

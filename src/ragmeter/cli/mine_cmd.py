@@ -14,7 +14,7 @@ from rich.console import Console
 from rich.table import Table
 
 from ragmeter.cli import app
-from ragmeter.cli.run_cmd import ExecutorOption, RayAddressOption
+from ragmeter.cli.run_cmd import ExecutorOption, RayAddressOption, executor_note
 from ragmeter.errors import ConfigError
 
 try:  # typer >= 0.29 vendors click; older releases use the click package
@@ -149,8 +149,6 @@ def mine_run(
             executor=runner,
         )
         if runner.remote:
-            from ragmeter.cli.run_cmd import executor_note
-
             note(executor_note(runner.describe()))
     finally:
         for sink in sinks:

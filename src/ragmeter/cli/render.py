@@ -106,6 +106,26 @@ TERMINAL_SKIPPED_PREFIXES = ("latency_", "tokens_", "cost")
 CELL_WIDTH = 11
 
 
+def split_columns(headers: Sequence[str], *, first: int, cell: int, pad: int, width: int) -> list[list[str]]:
+    """``headers`` in order, in groups whose columns fit ``width`` beside a first column ``first`` wide.
+
+    A column takes its header's length (at least ``cell``) plus ``pad``; a group has at least one.
+
+    >>> split_columns(["a", "bb", "c"], first=4, cell=3, pad=2, width=14)
+    [['a', 'bb'], ['c']]
+    """
+    chunks: list[list[str]] = [[]]
+    used = first
+    for header in headers:
+        need = max(len(header), cell) + pad
+        if chunks[-1] and used + need > width:
+            chunks.append([])
+            used = first
+        chunks[-1].append(header)
+        used += need
+    return [chunk for chunk in chunks if chunk]
+
+
 def breakdown_tables(result: EvalResult, *, width: int = 100) -> list[Table]:
     """Tables per breakdown dimension: a row per metric, a column per value (``mean (n)``).
 
@@ -120,16 +140,9 @@ def breakdown_tables(result: EvalResult, *, width: int = 100) -> list[Table]:
         ]
         if not names:
             continue
-        label_width = max(len(n) for n in names) + 7
-        chunks: list[list[str]] = [[]]
-        used = label_width
-        for value in by_value:
-            cell = max(len(value), CELL_WIDTH) + 3
-            if chunks[-1] and used + cell > width:
-                chunks.append([])
-                used = label_width
-            chunks[-1].append(value)
-            used += cell
+        chunks = split_columns(
+            list(by_value), first=max(len(n) for n in names) + 7, cell=CELL_WIDTH, pad=3, width=width
+        )
         for number, chunk in enumerate(chunks, start=1):
             part = f" ({number}/{len(chunks)})" if len(chunks) > 1 else ""
             table = Table(title=f"by {dimension}{part}", title_justify="left")
@@ -163,6 +176,7 @@ def section_table(title: str, section: dict[str, Any]) -> Table:
 
 
 DEFAULT_BREAKDOWNS = ("category",)
+"""Breakdown dimensions the terminal shows unless asked for more (all are in the JSON and HTML)."""
 
 
 def parse_breakdowns(text: str) -> list[str] | None:
@@ -189,9 +203,6 @@ def parse_breakdowns(text: str) -> list[str] | None:
             hint = f"did you mean {close[0]!r}?" if close else f"known: {', '.join(REPORTED_DIMENSIONS)}, all"
             raise ConfigError(f"--breakdowns: unknown dimension {dim!r}; {hint}")
     return dims
-
-
-"""Breakdown dimensions the terminal shows unless asked for more (all are in the JSON and HTML)."""
 
 
 def print_result(

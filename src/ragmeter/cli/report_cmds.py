@@ -14,7 +14,7 @@ from rich.measure import Measurement
 from rich.table import Table
 
 from ragmeter.cli import app
-from ragmeter.cli.render import fmt_value
+from ragmeter.cli.render import fmt_value, split_columns
 
 if TYPE_CHECKING:
     from ragmeter.report.compare import Comparison
@@ -200,17 +200,9 @@ def history_tables(entries: list[HistoryEntry], names: list[str], *, width: int)
             previous = value if value is not None else previous
         cells[name] = column
     key_width = max([3, *(len(str(e.id)) for e in entries)]) + 2
-    chunks: list[list[str]] = [[]]
-    used = key_width
-    for name in names:
-        need = max(len(name), HISTORY_CELL) + 2
-        if chunks[-1] and used + need > width:
-            chunks.append([])
-            used = key_width
-        chunks[-1].append(name)
-        used += need
+    chunks = split_columns(names, first=key_width, cell=HISTORY_CELL, pad=2, width=width)
     tables = [runs]
-    for number, chunk in enumerate(c for c in chunks if c):
+    for number, chunk in enumerate(chunks):
         part = f" ({number + 1}/{len(chunks)})" if len(chunks) > 1 else ""
         table = _plain_table(f"metrics by run{part}")
         table.add_column("run", justify="right", no_wrap=True)

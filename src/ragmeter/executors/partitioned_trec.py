@@ -520,27 +520,15 @@ def evaluate_trec_partitioned(
     one piece here instead, ``in_one_piece`` (why). A local executor adds nothing, so the
     result is exactly :func:`~ragmeter.api.evaluate_trec`'s.
     """
+    options = _TrecOptions(metrics, k, relevance_level, complete, trec_compat, config)
     owned = isinstance(executor, str)
     runner = make_executor(executor) if isinstance(executor, str) else executor
     try:
         spread: int | str
         if not runner.remote and partitions is None:
-            result, spread = _evaluate_here(
-                qrels, run, metrics, k, relevance_level, complete, trec_compat, config
-            )
+            result, spread = _evaluate_here(qrels, run, options, "not split")
         else:
-            result, spread = _evaluate_split(
-                qrels,
-                run,
-                metrics=metrics,
-                k=k,
-                relevance_level=relevance_level,
-                complete=complete,
-                trec_compat=trec_compat,
-                config=config,
-                runner=runner,
-                partitions=partitions,
-            )
+            result, spread = _evaluate_split(qrels, run, options, runner=runner, partitions=partitions)
         if runner.remote:
             where: dict[str, Any] = {
                 **runner.describe(),
@@ -555,43 +543,32 @@ def evaluate_trec_partitioned(
             runner.close()
 
 
+@dataclass(frozen=True)
+class _TrecOptions:
+    """The keyword arguments of :func:`ragmeter.api.evaluate_trec`, passed on as one."""
+
+    metrics: Sequence[str] | None
+    k: int | None
+    relevance_level: float | None
+    complete: bool
+    trec_compat: bool
+    config: RagmeterConfig | str | Path | None
+
+
 def _evaluate_here(
-    qrels: str | Path,
-    run: str | Path,
-    metrics: Sequence[str] | None,
-    k: int | None,
-    relevance_level: float | None,
-    complete: bool,
-    trec_compat: bool,
-    config: RagmeterConfig | str | Path | None,
-    reason: str = "not split",
+    qrels: str | Path, run: str | Path, options: _TrecOptions, reason: str
 ) -> tuple[EvalResult, str]:
     """:func:`ragmeter.api.evaluate_trec` in this process; ``reason`` says why."""
     from ragmeter.api import evaluate_trec
 
-    result = evaluate_trec(
-        qrels,
-        run,
-        metrics=metrics,
-        k=k,
-        relevance_level=relevance_level,
-        complete=complete,
-        trec_compat=trec_compat,
-        config=config,
-    )
-    return result, reason
+    return evaluate_trec(qrels, run, **vars(options)), reason
 
 
 def _evaluate_split(
     qrels: str | Path,
     run: str | Path,
+    options: _TrecOptions,
     *,
-    metrics: Sequence[str] | None,
-    k: int | None,
-    relevance_level: float | None,
-    complete: bool,
-    trec_compat: bool,
-    config: RagmeterConfig | str | Path | None,
     runner: Executor,
     partitions: int | None,
 ) -> tuple[EvalResult, int | str]:
@@ -611,16 +588,20 @@ def _evaluate_split(
     )
 
     def local(reason: str) -> tuple[EvalResult, str]:
-        return _evaluate_here(qrels, run, metrics, k, relevance_level, complete, trec_compat, config, reason)
+        return _evaluate_here(qrels, run, options, reason)
 
-    _check_k(k)
-    _check_level(relevance_level)
-    cfg, cfg_path = _settings(config)
-    resolved = _resolve_all(metrics or cfg.metrics.retrieval.metrics or list(DEFAULT_TREC_METRICS))
+    _check_k(options.k)
+    _check_level(options.relevance_level)
+    cfg, cfg_path = _settings(options.config)
+    resolved = _resolve_all(options.metrics or cfg.metrics.retrieval.metrics or list(DEFAULT_TREC_METRICS))
     runner.start()  # before the clock: elapsed_seconds is the evaluation's, as for evaluate_trec
     started = time.perf_counter()
-    level = relevance_level if relevance_level is not None else cfg.metrics.retrieval.relevance_level
-    default_k = k if k is not None else cfg.metrics.retrieval.default_k
+    level = (
+        options.relevance_level
+        if options.relevance_level is not None
+        else cfg.metrics.retrieval.relevance_level
+    )
+    default_k = options.k if options.k is not None else cfg.metrics.retrieval.default_k
     parts = max(1, partitions if partitions is not None else runner.cpus())
     if not Path(qrels).is_file() or not Path(run).is_file():
         return local("not a file")  # the reader's own "file not found" / "is a directory"
@@ -643,8 +624,8 @@ def _evaluate_split(
             resolved,
             level,
             default_k,
-            complete,
-            trec_compat,
+            options.complete,
+            options.trec_compat,
         )
         for group in groups
     ]
@@ -664,11 +645,11 @@ def _evaluate_split(
     query_ids = [q for r in done for q in r.query_ids]
     provenance = _base_provenance(
         cfg_path,
-        k=k,
+        k=options.k,
         default_k=default_k,
         relevance_level=level,
-        complete=complete,
-        trec_compat=trec_compat,
+        complete=options.complete,
+        trec_compat=options.trec_compat,
     ) | {
         "inputs": {
             "qrels": {"path": str(qrels), "sha256": split_q.sha256},
@@ -681,6 +662,6 @@ def _evaluate_split(
         _merge_scored(done, order),
         warnings=merge_warnings([r.warnings for r in done]),
         provenance=provenance,
-        n_missing_output=sum(r.n_missing for r in done) if complete else 0,
+        n_missing_output=sum(r.n_missing for r in done) if options.complete else 0,
     )
     return merged, len(tasks)

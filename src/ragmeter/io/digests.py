@@ -38,12 +38,7 @@ def file_sha256(path: str | Path) -> str:
     identity = _identity(path)
     with _lock:
         future = _pending.pop(identity, None) if identity is not None else None
-    if future is not None:
-        try:
-            return future.result()
-        except OSError:
-            pass  # the same error again, from here, with the caller's handling
-    return _digest(Path(path))
+    return future.result() if future is not None else _digest(Path(path))
 
 
 def hash_in_background(paths: Iterable[str | Path]) -> None:

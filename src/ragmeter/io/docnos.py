@@ -201,12 +201,15 @@ def topic_keys(topics: Sequence[str]) -> NDArray[np.uint64]:
     return keys
 
 
-def pair_keys(docno: Docnos, topic_key: NDArray[np.uint64]) -> NDArray[np.uint64]:
-    """One 64-bit key per (topic, docno) line, from each line's :func:`topic_keys` entry.
+def pair_keys(
+    docno: Docnos, topic_key: NDArray[np.uint64], codes: NDArray[np.integer[Any]]
+) -> NDArray[np.uint64]:
+    """One 64-bit key per (topic, docno) line.
 
-    Equal pairs have equal keys (a hash, so not conversely).
+    ``topic_key`` is :func:`topic_keys` of the topics, ``codes`` each line's index
+    into it. Equal pairs have equal keys (a hash, so not conversely).
     """
-    return docno_hashes(docno, into=topic_key.copy())
+    return docno_hashes(docno, into=topic_key[codes])
 
 
 def paired_words(
@@ -240,8 +243,7 @@ class KeyIndex:
         self.slots: NDArray[np.signedinteger[Any]] = np.full(
             1 << self.bits, -1, dtype=np.int32 if len(keys) < 2**31 else np.int64
         )
-        self.filter_bits = self.bits + 1
-        self.filter = np.zeros(1 << self.filter_bits, dtype=bool)
+        self.filter = np.zeros(2 << self.bits, dtype=bool)
         self.filter[self._spread(keys)] = True
         # Two equal keys would make a lookup ambiguous: then find() sorts instead.
         ordered = np.sort(keys)
@@ -263,7 +265,7 @@ class KeyIndex:
     def _spread(self, keys: NDArray[np.uint64]) -> NDArray[np.int64]:
         """Positions in :attr:`filter` (the home slot is their top :attr:`bits` bits)."""
         spread = keys * _MIX
-        spread >>= np.uint64(64 - self.filter_bits)
+        spread >>= np.uint64(63 - self.bits)
         return spread.view(np.int64)
 
     def find(self, keys: NDArray[np.uint64]) -> tuple[NDArray[np.int64], NDArray[np.signedinteger[Any]]]:
@@ -276,7 +278,7 @@ class KeyIndex:
             batch = keys[start : start + _BATCH]
             spread = self._spread(batch)
             active = np.flatnonzero(self.filter[spread])  # the rest are surely not in the table
-            at = spread[active] >> (self.filter_bits - self.bits)
+            at = spread[active] >> 1
             entry = self.slots[at]
             going = entry >= 0  # the rest hit an empty slot: not in the table
             active, at, entry = active[going], at[going], entry[going]

@@ -41,7 +41,6 @@ from ragmeter.errors import InputError
 from ragmeter.io.docnos import (
     Docnos,
     KeyIndex,
-    docno_hashes,
     pair_keys,
     paired_words,
     string_bounds,
@@ -94,7 +93,7 @@ class TrecQrels:
     @cached_property
     def keys(self) -> NDArray[np.uint64]:
         """:func:`pair_keys` of every judgment."""
-        return pair_keys(self.docno, topic_keys(self.topics)[self.topic_code])
+        return pair_keys(self.docno, topic_keys(self.topics), self.topic_code)
 
     @cached_property
     def index(self) -> KeyIndex:
@@ -132,8 +131,8 @@ class TrecRun:
         return [str(x) for x in self.docno.to_pylist()]
 
     def pair_keys(self) -> NDArray[np.uint64]:
-        """:func:`pair_keys` of every line (shared: do not modify)."""
-        return pair_keys(self.docno, topic_keys(self.topics)[self.topic_code])
+        """:func:`pair_keys` of every line (computed on each call)."""
+        return pair_keys(self.docno, topic_keys(self.topics), self.topic_code)
 
 
 def judged_lines(
@@ -163,8 +162,8 @@ def judged_lines(
 def _encode(values: Sequence[str]) -> tuple[list[str], NDArray[np.int32]]:
     """Dictionary-encode strings: (unique values in first-seen order, codes)."""
     index: dict[str, int] = {}
-    codes = [index.setdefault(v, len(index)) for v in values]
-    return list(index), np.array(codes, dtype=np.int32)
+    codes = _renumber(index, list(values))
+    return list(index), codes
 
 
 def _is_regular(table: pa.Table, topics: list[str]) -> bool:
@@ -393,8 +392,9 @@ def _columns(
     codes = np.empty(n, dtype=np.int32)
     values = np.empty(n, dtype=np.float64)
     docnos = [chunk for table in tables for chunk in table.column("docno").chunks if len(chunk)]
-    topic_key = topic_keys(list(index))
-    run_to_qrels = None if qrels is None else qrels.topic_index(list(index))
+    topics = list(index)
+    topic_key = topic_keys(topics)
+    run_to_qrels = None if qrels is None else qrels.topic_index(topics)
     judged: list[tuple[NDArray[np.int64], NDArray[np.signedinteger[Any]]]] = [
         (np.zeros(0, np.int64), np.zeros(0, np.int64))
     ] * len(tables)
@@ -408,7 +408,7 @@ def _columns(
         for chunk in tables[k].column(value).chunks:
             values[at : at + len(chunk)] = numpy_view(chunk, np.float64)
             at += len(chunk)
-        keys = docno_hashes(tables[k].column("docno"), into=topic_key[mine])  # pair_keys, no copy
+        keys = pair_keys(tables[k].column("docno"), topic_key, mine)
         if qrels is not None and run_to_qrels is not None:
             lines, judgment = judged_lines(qrels, keys, mine, run_to_qrels, tables[k].column("docno"))
             judged[k] = (lines + start, judgment)
@@ -423,7 +423,7 @@ def _columns(
             np.concatenate([lines for lines, _ in judged]),
             np.concatenate([judgment for _, judgment in judged]),
         )
-    return _Columns(list(index), codes, docno, values, repeats, offsets.astype(np.int64), found)
+    return _Columns(topics, codes, docno, values, repeats, offsets.astype(np.int64), found)
 
 
 def _repeats(keys: NDArray[np.uint64], codes: NDArray[np.int32]) -> bool:
@@ -520,8 +520,8 @@ def _no_repeats_across(columns: _Columns) -> bool:
         block = np.searchsorted(starts, cut, side="right") - 1
         if starts[block] < cut:  # a topic runs across this boundary
             first, end = int(starts[block]), int(ends[block])
-            topic = topic_keys([columns.topics[codes[first]]])
-            keys = np.sort(pair_keys(columns.docno.slice(first, end - first), np.repeat(topic, end - first)))
+            docno = columns.docno.slice(first, end - first)
+            keys = np.sort(pair_keys(docno, topic_keys(columns.topics), codes[first:end]))
             if bool(np.any(keys[1:] == keys[:-1])):
                 return False
     return True

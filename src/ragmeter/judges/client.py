@@ -229,18 +229,20 @@ class JudgeClient:
         with self._lock:
             if used is None or self._mode == "none":
                 return False
-            current = self._mode
-            self._mode = _LADDER[_LADDER.index(current) + 1]
-            self.format_notes.append(_step_note(current, self._mode))
+            self._next_mode_locked()
             return True
 
     def adopt_mode(self, mode: FormatMode) -> None:
         """Step down to ``mode`` when a copy of this client (on a worker) found the server needs it."""
         with self._lock:
             while _LADDER.index(self._mode) < _LADDER.index(mode):
-                current = self._mode
-                self._mode = _LADDER[_LADDER.index(current) + 1]
-                self.format_notes.append(_step_note(current, self._mode))
+                self._next_mode_locked()
+
+    def _next_mode_locked(self) -> None:
+        """Move one step down the ladder and note it (the caller holds ``self._lock``)."""
+        current = self._mode
+        self._mode = _LADDER[_LADDER.index(current) + 1]
+        self.format_notes.append(f"server rejected response_format {current}; using {self._mode}")
 
     def complete(
         self,
@@ -342,10 +344,6 @@ class JudgeClient:
                 self._remote = RemoteChat(executor, self.endpoint)
             remote = self._remote
         return remote.complete(self, messages, schema=schema, headers=headers)
-
-
-def _step_note(current: FormatMode, new: FormatMode) -> str:
-    return f"server rejected response_format {current}; using {new}"
 
 
 def _error_message(exc: Any) -> str:

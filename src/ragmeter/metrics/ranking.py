@@ -20,7 +20,10 @@ The seed worked example: relevant {doc-3, doc-9}, ranking
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
+from numpy.typing import NDArray
 
 from ragmeter.metrics.relevance import FloatArray, Int64Array, Ranked, log2_discount
 
@@ -28,6 +31,16 @@ from ragmeter.metrics.relevance import FloatArray, Int64Array, Ranked, log2_disc
 def _safe_div(num: FloatArray, den: FloatArray | Int64Array) -> FloatArray:
     den_f = np.asarray(den, dtype=np.float64)
     return np.divide(num, den_f, out=np.zeros_like(num, dtype=np.float64), where=den_f > 0)
+
+
+def _sum_within(
+    r: Ranked, q: Int64Array, pos: Int64Array, weights: NDArray[np.floating[Any]], k: Int64Array | None
+) -> FloatArray:
+    """Per-query sum of ``weights`` of the sparse items (query ``q``, rank ``pos``) within the top ``k``."""
+    if k is not None:
+        within = pos < k[q]
+        q, weights = q[within], weights[within]
+    return np.bincount(q, weights=weights, minlength=r.n_queries).astype(np.float64)
 
 
 def hit(r: Ranked, k: Int64Array | None) -> FloatArray:
@@ -55,12 +68,8 @@ def reciprocal_rank(r: Ranked, k: Int64Array | None) -> FloatArray:
 
 def average_precision(r: Ranked, k: Int64Array | None) -> FloatArray:
     """Sum of precision at each relevant rank (within k) divided by the number of relevant items."""
-    q, pos = r.rel_query, r.rel_pos
-    prec = r.rel_count / (pos + 1.0)
-    if k is not None:
-        within = pos < k[q]
-        q, prec = q[within], prec[within]
-    total = np.bincount(q, weights=prec, minlength=r.n_queries).astype(np.float64)
+    pos = r.rel_pos
+    total = _sum_within(r, r.rel_query, pos, r.rel_count / (pos + 1.0), k)
     return _safe_div(total, r.n_rel)
 
 
@@ -70,13 +79,9 @@ def r_precision(r: Ranked, k: Int64Array | None) -> FloatArray:
 
 
 def _dcg(r: Ranked, k: Int64Array | None) -> FloatArray:
-    q, pos = r.gain_query, r.gain_pos
+    pos = r.gain_pos
     disc = log2_discount(int(r.lengths.max(initial=0)))
-    weights = r.table.gains[r.gain_at] * disc[pos]
-    if k is not None:
-        within = pos < k[q]
-        q, weights = q[within], weights[within]
-    return np.bincount(q, weights=weights, minlength=r.n_queries).astype(np.float64)
+    return _sum_within(r, r.gain_query, pos, r.table.gains[r.gain_at] * disc[pos], k)
 
 
 def _idcg(r: Ranked, k: Int64Array | None) -> FloatArray:
@@ -98,10 +103,7 @@ def ndcg(r: Ranked, k: Int64Array | None) -> FloatArray:
 
 def ndcg_harmonic(r: Ranked, k: Int64Array | None) -> FloatArray:
     """Binary DCG with discount 1/rank over the whole list, over the ideal sum of 1/i for i = 1..m."""
-    q, pos = r.rel_query, r.rel_pos
-    if k is not None:
-        within = pos < k[q]
-        q, pos = q[within], pos[within]
-    dcg = np.bincount(q, weights=1.0 / (pos + 1.0), minlength=r.n_queries).astype(np.float64)
+    pos = r.rel_pos
+    dcg = _sum_within(r, r.rel_query, pos, 1.0 / (pos + 1.0), k)
     harmonic = np.concatenate(([0.0], np.cumsum(1.0 / np.arange(1, int(r.n_rel.max(initial=0)) + 1))))
     return _safe_div(dcg, harmonic[r.n_rel])

@@ -54,8 +54,11 @@ class LLMSolver:
 
     def __reduce__(self) -> tuple[Any, ...]:
         # Sent to a worker: the spec and the key (read here, from the driver's environment).
-        api_key = self._api_key if self._api_key is not None else resolve_api_key(self.spec.api_key_env)
-        return (_rebuild, (self.spec, self.where, api_key))
+        return (_rebuild, (self.spec, self.where, self._key()))
+
+    def _key(self) -> str:
+        """The API key given, else the one the spec's environment variable holds."""
+        return self._api_key if self._api_key is not None else resolve_api_key(self.spec.api_key_env)
 
     def identity(self) -> dict[str, Any]:
         """Endpoint, model, temperature, max tokens and the prompt hash (never the key)."""
@@ -73,13 +76,10 @@ class LLMSolver:
     def _get_client(self) -> JudgeClient:
         with self._lock:
             if self._client is None:
-                api_key = self._api_key
-                if api_key is None:
-                    api_key = resolve_api_key(self.spec.api_key_env)
                 endpoint = Endpoint(
                     base_url=self.spec.base_url,
                     model=self.spec.model,
-                    api_key=api_key,
+                    api_key=self._key(),
                     temperature=self.spec.temperature,
                     seed=None,
                     max_tokens=self.spec.max_tokens,

@@ -25,7 +25,7 @@ from typing import Any, Protocol
 
 from ragmeter import __version__
 from ragmeter.errors import ConfigError, InputError
-from ragmeter.executors.base import Limiter, WorkerPool
+from ragmeter.executors.base import Executor, Limiter, WorkerPool
 from ragmeter.io.digests import file_sha256
 from ragmeter.mining.designs import Conclusion, Design, design_from_block
 from ragmeter.mining.driver import Outcome, TrialKey, TrialPlan, decide
@@ -183,6 +183,17 @@ class TrialWorker:
     solver: Solver
     validators: dict[str, Validator]
     limiter: Limiter | None = None
+
+
+def local_trial_pool(
+    solver: Solver, validators: dict[str, Validator], executor: Executor | None = None
+) -> WorkerPool[TrialWorker]:
+    """A pool running trials on threads of this process, ``solver.concurrency`` at once."""
+    from ragmeter.executors.local import LocalExecutor
+
+    return (executor or LocalExecutor()).pool(
+        TrialWorker(solver, validators), name="mine", size=1, per_worker=solver.concurrency
+    )
 
 
 @dataclass(frozen=True)
@@ -363,9 +374,7 @@ class _Runner:
         except BaseException:  # Ctrl-C: log the calls in flight as they finish, start no more
             self.stop_event.set()
             for future, item in list(inflight.items()):
-                with contextlib.suppress(Exception):
-                    future.result()
-                self._settle(future, item)
+                self._settle(future, item)  # waits for the call; a lost one is logged as an error
             raise
         return results
 
@@ -409,10 +418,7 @@ def mine_question(
     stop_event = stop_event or threading.Event()
     own_pool = None
     if pool is None:
-        from ragmeter.executors.local import LocalExecutor
-
-        state = TrialWorker(solver, {question.benchmark: validator})
-        pool = own_pool = LocalExecutor().pool(state, name="mine", size=1, per_worker=solver.concurrency)
+        pool = own_pool = local_trial_pool(solver, {question.benchmark: validator})
     header = log_header(question, design, solver.identity(), validator.identity())
     log = TrialLog.open(log_path, header, resume=resume)
     try:

@@ -32,6 +32,7 @@ from ragmeter.mining.miner import (
     MiningProgress,
     SilentProgress,
     TrialWorker,
+    local_trial_pool,
     log_file_name,
     mine_question,
     recompute_question,
@@ -326,12 +327,7 @@ def _trial_pool(
 ) -> tuple[WorkerPool[TrialWorker], int]:
     """The pool that runs trials, and how many questions to mine at once."""
     if executor is None or not executor.remote:
-        from ragmeter.executors.local import LocalExecutor
-
-        local = executor or LocalExecutor()
-        return local.pool(
-            TrialWorker(solver, validators), name="mine", size=1, per_worker=solver.concurrency
-        ), 1
+        return local_trial_pool(solver, validators, executor), 1
     executor.start()
     size = executor.cpus()
     limiter = executor.limiter(_solver_key(solver), solver.concurrency)

@@ -51,6 +51,17 @@ def higher_is_better(metric: str) -> bool:
         return not any(hint in lowered for hint in LOWER_IS_BETTER_HINTS) or "hit_rate" in lowered
 
 
+def canonical_metric_name(name: str) -> str:
+    """The canonical spelling of a metric name (``recall_any@5`` → ``hit@5``); unknown names unchanged."""
+    from ragmeter.errors import MetricNameError
+    from ragmeter.metrics.registry import resolve_metric
+
+    try:
+        return resolve_metric(name).name
+    except (MetricNameError, KeyError):
+        return name
+
+
 def aggregate_percentile(metric: str) -> float | None:
     """The percentile a metric's aggregate is (95.0 for ``latency_p95.retrieval``), or ``None`` for a mean."""
     from ragmeter.errors import MetricNameError
@@ -197,23 +208,23 @@ def compare_results(
     shared = [q for q in baseline.per_query if q in candidate.per_query]
     only_b = len(baseline.per_query) - len(shared)
     only_c = len(candidate.per_query) - len(shared)
-    names = (
-        _requested_names(metrics, baseline, candidate)
-        if metrics
-        else _shared_metric_names(baseline, candidate)
-    )
+    base_names, cand_names = _all_names(baseline), _all_names(candidate)
+    base_set, cand_set = set(base_names), set(cand_names)
+    if metrics:
+        names = _requested_names(metrics, list(dict.fromkeys([*base_names, *cand_names])))
+    else:
+        names = [n for n in base_names if n in cand_set]
     notes: list[str] = []
     if only_b or only_c:
         notes.append(
             f"the runs' query sets differ: compared on the {len(shared)} shared queries "
             f"({only_b} only in {baseline_label}, {only_c} only in {candidate_label})"
         )
-    for label, result, other in (
-        (baseline_label, baseline, candidate),
-        (candidate_label, candidate, baseline),
+    for label, ours, theirs in (
+        (baseline_label, base_names, cand_set),
+        (candidate_label, cand_names, base_set),
     ):
-        theirs = set(_all_names(other))
-        alone = [n for n in _all_names(result) if n not in theirs and (not metrics or n in names)]
+        alone = [n for n in ours if n not in theirs and (not metrics or n in names)]
         if alone:
             notes.append(f"only in {label}, not compared: {', '.join(alone)}")
     compared: list[MetricComparison] = []
@@ -258,20 +269,13 @@ def _all_names(result: EvalResult) -> list[str]:
     return list(seen)
 
 
-def _requested_names(requested: Sequence[str], baseline: EvalResult, candidate: EvalResult) -> list[str]:
+def _requested_names(requested: Sequence[str], available: list[str]) -> list[str]:
     """The names asked for, as the runs spell them (aliases resolved); a name neither run has is an error."""
-    from ragmeter.errors import ConfigError, MetricNameError
-    from ragmeter.metrics.registry import resolve_metric
+    from ragmeter.errors import ConfigError
 
-    available = list(dict.fromkeys([*_all_names(baseline), *_all_names(candidate)]))
     names: list[str] = []
     for name in requested:
-        canonical = name
-        if name not in available:
-            try:
-                canonical = resolve_metric(name).name
-            except (MetricNameError, KeyError):
-                canonical = name
+        canonical = name if name in available else canonical_metric_name(name)
         if canonical not in available:
             raise ConfigError(
                 f"--metric {name!r}: no such metric in either run (have: {', '.join(available)})"
@@ -279,8 +283,3 @@ def _requested_names(requested: Sequence[str], baseline: EvalResult, candidate: 
         if canonical not in names:
             names.append(canonical)
     return names
-
-
-def _shared_metric_names(baseline: EvalResult, candidate: EvalResult) -> list[str]:
-    cand = set(_all_names(candidate))
-    return [n for n in _all_names(baseline) if n in cand]

@@ -28,8 +28,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-from ragmeter.errors import ConfigError, MetricNameError
+from ragmeter.errors import ConfigError
 from ragmeter.report.compare import Comparison
+from ragmeter.report.compare import canonical_metric_name as canonical_metric_name  # re-exported
 
 Mode = Literal["delta", "absolute", "relative"]
 OPS: dict[str, Callable[[float, float], bool]] = {
@@ -63,16 +64,6 @@ class RuleOutcome:
     value: float | None
     failed: bool
     reason: str
-
-
-def canonical_metric_name(name: str) -> str:
-    """The canonical spelling of a metric name (``recall_any@5`` → ``hit@5``); unknown names unchanged."""
-    from ragmeter.metrics.registry import resolve_metric
-
-    try:
-        return resolve_metric(name).name
-    except (MetricNameError, KeyError):
-        return name
 
 
 def parse_rule(text: str) -> Rule:

@@ -20,7 +20,7 @@ numbers on every machine.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import numpy as np
 from numpy.typing import NDArray
@@ -53,17 +53,30 @@ def bootstrap_ci(
     arr = _as_array(diffs)
     if len(arr) == 0:
         raise ValueError("no paired differences to resample")
+    return _bootstrap_interval(
+        len(arr), lambda idx: arr[idx].mean(axis=1), confidence=confidence, n_resamples=n_resamples, seed=seed
+    )
+
+
+def _bootstrap_interval(
+    n: int,
+    statistic: Callable[[NDArray[np.int64]], NDArray[np.float64]],
+    *,
+    confidence: float,
+    n_resamples: int,
+    seed: int,
+) -> tuple[float, float]:
+    """Percentile interval of ``statistic`` over ``n_resamples`` resamples (rows of indices into ``n`` items)."""
     if not 0 < confidence < 1:
         raise ValueError(f"confidence must be in (0, 1), got {confidence}")
     rng = np.random.default_rng(seed)
-    means = np.empty(n_resamples, dtype=np.float64)
-    chunk = max(1, 2_000_000 // max(len(arr), 1))
+    values = np.empty(n_resamples, dtype=np.float64)
+    chunk = max(1, 2_000_000 // n)
     for start in range(0, n_resamples, chunk):
         stop = min(start + chunk, n_resamples)
-        idx = rng.integers(0, len(arr), size=(stop - start, len(arr)))
-        means[start:stop] = arr[idx].mean(axis=1)
+        values[start:stop] = statistic(rng.integers(0, n, size=(stop - start, n)))
     alpha = (1 - confidence) / 2
-    low, high = np.quantile(means, [alpha, 1 - alpha])
+    low, high = np.quantile(values, [alpha, 1 - alpha])
     return float(low), float(high)
 
 
@@ -144,19 +157,12 @@ def paired_percentile_ci(
     (1.0, 1.0)
     """
     base, cand = _pairs(baseline, candidate)
-    if not 0 < confidence < 1:
-        raise ValueError(f"confidence must be in (0, 1), got {confidence}")
-    rng = np.random.default_rng(seed)
-    deltas = np.empty(n_resamples, dtype=np.float64)
-    n = len(base)
-    chunk = max(1, 2_000_000 // n)
-    for start in range(0, n_resamples, chunk):
-        stop = min(start + chunk, n_resamples)
-        idx = rng.integers(0, n, size=(stop - start, n))
-        deltas[start:stop] = np.percentile(cand[idx], q, axis=1) - np.percentile(base[idx], q, axis=1)
-    alpha = (1 - confidence) / 2
-    low, high = np.quantile(deltas, [alpha, 1 - alpha])
-    return float(low), float(high)
+
+    def delta(idx: NDArray[np.int64]) -> NDArray[np.float64]:
+        out: NDArray[np.float64] = np.percentile(cand[idx], q, axis=1) - np.percentile(base[idx], q, axis=1)
+        return out
+
+    return _bootstrap_interval(len(base), delta, confidence=confidence, n_resamples=n_resamples, seed=seed)
 
 
 def paired_percentile_pvalue(
@@ -179,7 +185,7 @@ def paired_percentile_pvalue(
     1.0
     """
     base, cand = _pairs(baseline, candidate)
-    observed = abs(float(np.percentile(cand, q) - np.percentile(base, q)))
+    observed = abs(percentile_delta(base, cand, q))
     differ = np.flatnonzero(base != cand)
     n = len(differ)
     if n == 0:

@@ -42,12 +42,13 @@ def near_miss_key(value: Any, fields: Iterable[str]) -> tuple[str, str] | None:
     """
     if not isinstance(value, dict):
         return None
-    known = [f for f in fields if f not in value]
-    lowered = {f.lower(): f for f in known}
+    names = dict.fromkeys(fields)
+    lowered = {f.lower(): f for f in names if f not in value}
+    choices = list(lowered)
     for key in value:
-        if not isinstance(key, str) or key in fields:
+        if not isinstance(key, str) or key in names:
             continue
-        close = difflib.get_close_matches(key.lower(), list(lowered), n=1, cutoff=NEAR_MISS_CUTOFF)
+        close = difflib.get_close_matches(key.lower(), choices, n=1, cutoff=NEAR_MISS_CUTOFF)
         if close:
             return key, lowered[close[0]]
     return None
