@@ -49,7 +49,8 @@ from numpy.typing import NDArray
 
 from ragmeter.config import RagmeterConfig
 from ragmeter.errors import RagmeterError
-from ragmeter.executors.base import Executor, Shared, make_executor
+from ragmeter.executors.base import Executor, Shared
+from ragmeter.executors.factory import make_executor
 from ragmeter.matching.trec import concat_ranges
 from ragmeter.metrics.registry import ResolvedMetric
 from ragmeter.metrics.scoring import ScoredMetric
