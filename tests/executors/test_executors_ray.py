@@ -354,7 +354,7 @@ def _same_scores(a: Path, b: Path, norm: Any) -> None:
 def test_executors_ray_judged_run_matches_local(
     ray_executor: Any, tmp_path: Path, norm: Any, monkeypatch: pytest.MonkeyPatch, harness_suite: Any
 ) -> None:
-    from ragmeter.executors import remote_chat
+    from ragmeter.judges import remote_chat
 
     remote_calls: list[int] = []
     original = remote_chat.RemoteChat.complete

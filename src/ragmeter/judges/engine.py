@@ -17,7 +17,7 @@ from typing import Any, Generic, Literal, Protocol, TypeVar
 from pydantic import BaseModel
 
 from ragmeter.judges.cache import JudgeCache, cache_key
-from ragmeter.judges.client import ChatReply, Endpoint, JudgeCallError
+from ragmeter.judges.chat import ChatReply, Endpoint, JudgeCallError
 from ragmeter.judges.config import Price
 from ragmeter.judges.costs import BudgetExhaustedError, CostMeter, estimate_prompt_tokens
 from ragmeter.judges.parsing import parse_reply
