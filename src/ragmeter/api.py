@@ -41,8 +41,9 @@ from ragmeter.metrics.breakdowns import breakdowns, sample_dimensions
 from ragmeter.metrics.indexing import index_coverage, index_provenance
 from ragmeter.metrics.inputs import ScoringInput
 from ragmeter.metrics.operational import OPERATIONAL_FAMILIES, operational_summary
-from ragmeter.metrics.rag import RagBatch, doc_type_coverage
+from ragmeter.metrics.rag import doc_type_coverage
 from ragmeter.metrics.rag_defaults import default_metrics
+from ragmeter.metrics.records import RagBatch
 from ragmeter.metrics.registry import ResolvedMetric, resolve_metric
 from ragmeter.metrics.relevance import RelevanceTable
 from ragmeter.metrics.scoring import ScoredMetric, score_metrics
@@ -52,8 +53,8 @@ from ragmeter.schema.rag import IndexStats
 from ragmeter.schema.samples import Sample
 
 if TYPE_CHECKING:
-    from ragmeter.eval_judges import AnswerJudgements, JudgeObserver
     from ragmeter.judges import JudgeConfig
+    from ragmeter.judges.answers import AnswerJudgements, JudgeObserver
 
 DEFAULT_DATASET_METRICS = ("hit", "recall@k", "mrr", "ndcg")
 DEFAULT_TREC_METRICS = ("map", "mrr", "ndcg", "precision", "recall@k", "r-precision")
@@ -396,7 +397,7 @@ def _evaluate_loaded(
         rag_names = default_metrics(records)
         names = [*(DEFAULT_DATASET_METRICS if by_ids or not rag_names else ()), *rag_names]
     if not named and judge_cfg is not None:
-        from ragmeter.eval_judges import default_judge_metrics
+        from ragmeter.judges.eval_plan import default_judge_metrics
 
         names = [*names, *default_judge_metrics(judging.judges)]
     if metrics is None and any(matched.answers):
@@ -488,7 +489,7 @@ def _judge_config(judging: _JudgeArgs, cfg: RagmeterConfig, cfg_path: Path | Non
     block = cfg.judge
     if judging.judge is None and block is None and judging.max_cost is None:
         return None  # the common case: no judge anywhere, nothing to import
-    from ragmeter.eval_judges import load_eval_judge_config
+    from ragmeter.judges.eval_plan import load_eval_judge_config
 
     return load_eval_judge_config(
         judging.judge, config_block=block, config_path=cfg_path, max_cost=judging.max_cost
@@ -507,7 +508,8 @@ def _judge(
     needs_judge = any(m.definition.needs == "judge" for m in resolved)
     if judge_cfg is None and judging.judges is None and not needs_judge:
         return None
-    from ragmeter.eval_judges import judge_answers, plan_judging
+    from ragmeter.judges.answers import judge_answers
+    from ragmeter.judges.eval_plan import plan_judging
 
     plan = plan_judging(families, judges=judging.judges, configured=judge_cfg is not None)
     if not plan.needs_llm and not plan.fuzzy:
