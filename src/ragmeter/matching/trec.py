@@ -13,7 +13,7 @@ hashed into a pyarrow dictionary (slow for millions of distinct strings):
 (topic, docno) pairs get 64-bit keys computed in numpy
 (:func:`~ragmeter.io.docnos.pair_keys`), lines are joined with the judgments
 through a small open-addressing table of the judgment keys
-(:func:`~ragmeter.io.trec.judged_lines`), repeats are found by sorting the
+(:func:`~ragmeter.io.trec_tables.judged_lines`), repeats are found by sorting the
 keys, and every key match is confirmed on the bytes, so the result is exact.
 The reader does much of this on the way, on all cores: the keys, the check for
 repeats (``TrecRun.unique_pairs``) and, given the qrels, the judged lines. A
@@ -39,7 +39,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ragmeter.io.docnos import Docnos, docno_words, paired_words
-from ragmeter.io.trec import TrecQrels, TrecRun, judged_lines
+from ragmeter.io.trec_tables import TrecQrels, TrecRun, judged_lines
 from ragmeter.metrics.relevance import RelevanceTable
 
 
