@@ -18,9 +18,9 @@ import yaml
 
 from ragmeter.api import evaluate_trec
 from ragmeter.cli import main
-from ragmeter.executors.partitioned_trec import evaluate_trec_partitioned
 from ragmeter.harness.suite_run import run_suite
 from ragmeter.mining.session import mine
+from ragmeter.partitioned_trec import evaluate_trec_partitioned
 
 pytestmark = [pytest.mark.ray, pytest.mark.xdist_group("ray")]  # one Ray instance under --dist loadgroup
 

@@ -263,7 +263,7 @@ def eval_command(
         }
         if runner is not None and runner.remote:
             from ragmeter.cli.run_cmd import executor_note
-            from ragmeter.executors.partitioned_trec import evaluate_trec_partitioned
+            from ragmeter.partitioned_trec import evaluate_trec_partitioned
 
             try:
                 result = evaluate_trec_partitioned(qrels, run, executor=runner, **options)

@@ -11,7 +11,7 @@ driver (the process that runs the command):
   judge cache and the judge log stay on the driver.
 
 Large TREC evaluations use :meth:`Executor.map_unordered` (see
-:mod:`ragmeter.executors.partitioned_trec`).
+:mod:`ragmeter.partitioned_trec`).
 
 An executor is made with :func:`~ragmeter.executors.factory.make_executor` (``"local"`` or
 ``"ray"``). A :class:`Limiter` caps the calls in flight to one endpoint; on Ray it is one
