@@ -1,7 +1,9 @@
 """One chat call's data: the endpoint it goes to, the reply it brings back, the error when it brings none.
 
 Shared by the client (:mod:`ragmeter.judges.client`), the judges' remote calls
-(:mod:`ragmeter.judges.remote_chat`), the judge engine and the LLM solver of mining.
+(:mod:`ragmeter.judges.remote_chat`), the judge engine and the LLM solver of mining. The
+protocols say what the engine (:class:`ChatClient`) and the remote calls
+(:class:`ModalChatClient`) need of a client; :class:`~ragmeter.judges.client.JudgeClient` is both.
 
 >>> Endpoint("http://127.0.0.1:9/v1", "m", "no-key", 0.0, 0, 16, 5.0, 0, 0.1, 1.0, "auto").concurrency is None
 True
@@ -11,8 +13,9 @@ True
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Literal, Protocol
 
 FormatMode = Literal["json_schema", "json_object", "none"]
 
@@ -63,3 +66,30 @@ class JudgeCallError(Exception):
         self.retryable = retryable
         self.attempts = attempts
         self.request = request
+
+
+class ChatClient(Protocol):
+    """What the judge engine needs of a client: one chat completion."""
+
+    def complete(
+        self,
+        messages: Sequence[Mapping[str, str]],
+        *,
+        schema: Mapping[str, Any] | None = None,
+        headers: Mapping[str, str] | None = None,
+    ) -> ChatReply:
+        """Send one chat completion (raising :class:`JudgeCallError` when it fails)."""
+        ...
+
+
+class ModalChatClient(ChatClient, Protocol):
+    """A client with a structured-output mode that copies of it (on workers) can step down."""
+
+    @property
+    def format_mode(self) -> FormatMode:
+        """The structured-output mode currently in use."""
+        ...
+
+    def adopt_mode(self, mode: FormatMode) -> None:
+        """Step down to ``mode`` (a copy of the client found the server needs it)."""
+        ...

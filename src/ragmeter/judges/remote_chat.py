@@ -23,38 +23,15 @@ from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import Future
 from contextlib import nullcontext
 from dataclasses import dataclass, field, replace
-from typing import Any, Protocol
+from typing import Any
 
 from ragmeter.errors import ConfigError
 from ragmeter.executors.base import Executor, Limiter, WorkerPool
 from ragmeter.judges.cache import normalise_endpoint
-from ragmeter.judges.chat import ChatReply, Endpoint, FormatMode, JudgeCallError
+from ragmeter.judges.chat import ChatReply, Endpoint, FormatMode, JudgeCallError, ModalChatClient
 
 DEFAULT_PER_WORKER = 16
 """Calls one worker runs at once when the endpoint sets no concurrency (the judges' threads bound it)."""
-
-
-class ChatClient(Protocol):
-    """What :class:`RemoteChat` needs of a client (:class:`~ragmeter.judges.client.JudgeClient` is one)."""
-
-    @property
-    def format_mode(self) -> FormatMode:
-        """The structured-output mode currently in use."""
-        ...
-
-    def adopt_mode(self, mode: FormatMode) -> None:
-        """Step down to ``mode`` (a copy of the client found the server needs it)."""
-        ...
-
-    def complete(
-        self,
-        messages: Sequence[Mapping[str, str]],
-        *,
-        schema: Mapping[str, Any] | None = None,
-        headers: Mapping[str, str] | None = None,
-    ) -> ChatReply:
-        """Send one chat completion (raising :class:`~ragmeter.judges.chat.JudgeCallError` when it fails)."""
-        ...
 
 
 def limiter_key(endpoint: Endpoint) -> str:
@@ -72,8 +49,8 @@ class ChatWorker:
 
     endpoint: Endpoint
     limiter: Limiter | None
-    make_client: Callable[[Endpoint], ChatClient]
-    clients: dict[str, ChatClient] | None = field(default=None, repr=False)
+    make_client: Callable[[Endpoint], ModalChatClient]
+    clients: dict[str, ModalChatClient] | None = field(default=None, repr=False)
     lock: Any = field(default=None, repr=False)
 
 
@@ -83,7 +60,7 @@ def start_chat_worker(state: ChatWorker) -> None:
     state.lock = threading.Lock()
 
 
-def _client_for(state: ChatWorker, mode: FormatMode) -> ChatClient:
+def _client_for(state: ChatWorker, mode: FormatMode) -> ModalChatClient:
     """The worker's client that starts in ``mode`` (made on first use; the call runs here, locally)."""
     if state.clients is None or state.lock is None:  # pragma: no cover - the pool runs start first
         start_chat_worker(state)
@@ -128,7 +105,7 @@ class RemoteChat:
     """
 
     def __init__(
-        self, executor: Executor, endpoint: Endpoint, make_client: Callable[[Endpoint], ChatClient]
+        self, executor: Executor, endpoint: Endpoint, make_client: Callable[[Endpoint], ModalChatClient]
     ) -> None:
         limit = endpoint.concurrency
         limiter = None
@@ -145,7 +122,7 @@ class RemoteChat:
 
     def complete(
         self,
-        client: ChatClient,
+        client: ModalChatClient,
         messages: Sequence[Mapping[str, str]],
         *,
         schema: Mapping[str, Any] | None,
