@@ -12,6 +12,7 @@ from rich.markup import escape
 from ragmeter.cli import app
 from ragmeter.cli.run_cmd import ExecutorOption, RayAddressOption
 from ragmeter.errors import ConfigError
+from ragmeter.metrics.names import MAX_K
 
 if TYPE_CHECKING:
     from rich.progress import Progress, TaskID
@@ -118,7 +119,9 @@ def eval_command(
             "--metric", "-m", metavar="NAME", help="Metric name; repeat for more (see 'ragmeter metrics')."
         ),
     ] = None,
-    k: Annotated[int | None, typer.Option("-k", min=1, help="Cutoff for metrics named without @k.")] = None,
+    k: Annotated[
+        int | None, typer.Option("-k", min=1, max=MAX_K, help="Cutoff for metrics named without @k.")
+    ] = None,
     relevance_level: Annotated[
         float | None,
         typer.Option("--relevance-level", "-l", help="Minimum gain counted as relevant (binary metrics)."),
@@ -149,7 +152,9 @@ def eval_command(
     trec_compat: Annotated[
         bool,
         typer.Option(
-            "--trec-compat", help="Average queries without relevant items in as 0, as trec_eval does."
+            "--trec-compat",
+            help="Average queries without relevant items in as 0 and truncate a fractional qrels "
+            "relevance, as trec_eval does.",
         ),
     ] = False,
     complete: Annotated[

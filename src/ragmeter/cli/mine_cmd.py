@@ -16,6 +16,7 @@ from rich.table import Table
 from ragmeter.cli import app
 from ragmeter.cli.run_cmd import ExecutorOption, RayAddressOption, executor_note
 from ragmeter.errors import ConfigError
+from ragmeter.metrics.names import MAX_K
 
 try:  # typer >= 0.29 vendors click; older releases use the click package
     from typer._click import Context
@@ -184,7 +185,9 @@ def mine_analyze(
     outputs: Annotated[
         Path, typer.Option("--outputs", "-o", help="Ranked outputs: JSONL {id, output}.", show_default=False)
     ],
-    k: Annotated[int, typer.Option("-k", min=1, help="A YES document outside the top k is a miss.")] = 5,
+    k: Annotated[
+        int, typer.Option("-k", min=1, max=MAX_K, help="A YES document outside the top k is a miss.")
+    ] = 5,
     examples: Annotated[int, typer.Option("--examples", min=0, help="Examples shown per bucket.")] = 3,
     vocabulary_threshold: Annotated[
         float,

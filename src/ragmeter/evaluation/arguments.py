@@ -10,11 +10,13 @@ ragmeter.errors.ConfigError: the cutoff k (-k / k=) must be a whole number >= 1,
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from pathlib import Path
 
 from ragmeter.config import RagmeterConfig, load_config
 from ragmeter.errors import ConfigError
+from ragmeter.metrics.names import check_cutoff
 from ragmeter.metrics.registry import ResolvedMetric, resolve_metric
 
 DEFAULT_DATASET_METRICS = ("hit", "recall@k", "mrr", "ndcg")
@@ -35,15 +37,18 @@ def resolve_metrics(names: Sequence[str]) -> list[ResolvedMetric]:
 
 def check_k(k: int | None) -> None:
     """Refuse a cutoff that is not a whole number >= 1."""
-    if k is not None and (isinstance(k, bool) or not isinstance(k, int) or k < 1):
-        raise ConfigError(f"the cutoff k (-k / k=) must be a whole number >= 1, got {k!r}")
+    if k is not None:
+        try:
+            check_cutoff(k, "the cutoff k (-k / k=)")
+        except ValueError as exc:
+            raise ConfigError(str(exc)) from None
 
 
 def check_level(level: float | None) -> None:
     """Refuse a relevance level that is not > 0."""
-    if level is not None and not level > 0:
+    if level is not None and (isinstance(level, bool) or not 0 < level < math.inf):
         raise ConfigError(
-            f"the relevance level (--relevance-level / relevance_level) must be > 0, got {level!r}"
+            f"the relevance level (--relevance-level / relevance_level) must be a finite number > 0, got {level!r}"
         )
 
 

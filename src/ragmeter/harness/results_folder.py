@@ -31,6 +31,7 @@ from ragmeter.errors import ConfigError
 from ragmeter.harness.journal import OUTPUTS_FILENAME
 from ragmeter.harness.suite import HttpSystem, LoadedSuite
 from ragmeter.harness.templates import ENV_REFERENCE
+from ragmeter.io.jsonyaml import JsonError, parse_json
 
 CONFIG_FILENAME = "config.json"
 INDEX_STATS_FILENAME = "index_stats.json"
@@ -112,8 +113,8 @@ def write_json_atomic(path: Path, data: Any) -> None:
 def read_previous_config(folder: Path) -> dict[str, Any] | None:
     """The ``config.json`` of an earlier run in ``folder``, if readable."""
     try:
-        data = json.loads((folder / CONFIG_FILENAME).read_text(encoding="utf-8"))
-    except (OSError, json.JSONDecodeError):
+        data = parse_json((folder / CONFIG_FILENAME).read_bytes().decode("utf-8-sig"))
+    except (OSError, UnicodeDecodeError, JsonError):
         return None
     return data if isinstance(data, dict) else None
 

@@ -46,6 +46,8 @@ from ragmeter.harness.templates import (
     env_names,
 )
 from ragmeter.io.records import read_structured, read_text
+from ragmeter.metrics.names import MAX_K
+from ragmeter.schema.strict_numbers import NumbersModel
 
 DEFAULT_HTTP_BODY: dict[str, Any] = {"question": "{{ question }}", "k": "{{ k }}"}
 """The request body sent by an http system that gives no ``body`` (methods other than GET)."""
@@ -67,7 +69,7 @@ Positive = Annotated[float, Field(strict=True, gt=0)]
 NonNegative = Annotated[float, Field(strict=True, ge=0)]
 
 
-class HttpSystem(BaseModel):
+class HttpSystem(NumbersModel):
     """``system.type: http`` — a JSON API called once per question."""
 
     model_config = ConfigDict(extra="forbid")
@@ -139,7 +141,7 @@ class HttpSystem(BaseModel):
         return found
 
 
-class PythonSystem(BaseModel):
+class PythonSystem(NumbersModel):
     """``system.type: python`` — ``package.module:function`` called with each sample (a dict)."""
 
     model_config = ConfigDict(extra="forbid")
@@ -152,7 +154,7 @@ class PythonSystem(BaseModel):
     )
 
 
-class BuiltinSystem(BaseModel):
+class BuiltinSystem(NumbersModel):
     """``system.type: builtin`` — ragmeter's reference pipeline (markdown vault, BM25, extractive answers).
 
     Besides the keys below, any setting of the pipeline (``PipelineConfig``,
@@ -190,7 +192,7 @@ class BuiltinSystem(BaseModel):
 SystemSpec = Annotated[HttpSystem | PythonSystem | BuiltinSystem, Field(discriminator="type")]
 
 
-class Suite(BaseModel):
+class Suite(NumbersModel):
     """The whole suite file."""
 
     model_config = ConfigDict(extra="forbid")
@@ -200,7 +202,7 @@ class Suite(BaseModel):
     dataset: str = Field(description="Samples file (YAML/JSON/JSONL), relative to the suite.")
     system: SystemSpec
     metrics: list[str] | None = Field(default=None, description="Metric names; default: evaluate's.")
-    k: Annotated[int, Field(strict=True, ge=1)] | None = None
+    k: Annotated[int, Field(strict=True, ge=1, le=MAX_K)] | None = None
     concurrency: Annotated[int, Field(strict=True, ge=1, le=256)] = 4
     timeout_seconds: Positive = 30.0
     retries: Annotated[int, Field(strict=True, ge=0, le=10)] = 2

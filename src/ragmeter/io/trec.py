@@ -5,12 +5,16 @@ Qrels lines are ``qid iter docno rel``; run lines are ``qid Q0 docno rank score 
 ignored too: order comes from the score). Lines starting with ``#`` and blank
 lines are skipped.
 
+Fields are separated by runs of ASCII whitespace (spaces and tabs, mixed), lines end at
+``\\n``; numbers are plain ASCII decimals; see :mod:`ragmeter.io.trec_exact` for the rules.
+
 Files take a fast columnar path (pyarrow's CSV reader; large files in slices on
-all cores, see :func:`_fast_columns`). Any irregularity (comments, uneven
-spacing, extra words, a bad value) sends the file to the exact line-by-line
-reader (:mod:`ragmeter.io.trec_exact`), which also produces the error messages,
-so every error names the file and line. Both return the tables of
-:mod:`ragmeter.io.trec_tables`.
+all cores, see :func:`_fast_columns`). pyarrow splits at one delimiter, so the raw bytes
+are checked (:func:`ragmeter.io.trec_bytes.plain`) and the values too: any irregularity
+(comments, uneven or mixed spacing, extra words, a control character, a value that is not
+a plain number) sends the file to the exact line-by-line reader, which also produces the
+error messages, so every error names the file and line. Both readers give the same tables
+(:mod:`ragmeter.io.trec_tables`) for every file.
 
 >>> import tempfile, pathlib
 >>> d = pathlib.Path(tempfile.mkdtemp())
@@ -34,9 +38,16 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.csv as pacsv
 from numpy.typing import NDArray
-from pyarrow._compute import call_function  # pyarrow.compute itself takes 60 ms to import
+from pyarrow._compute import (  # pyarrow.compute: 60 ms to import
+    CastOptions,
+    MatchSubstringOptions,
+    call_function,
+)
 
+from ragmeter.errors import InputError
 from ragmeter.io.docnos import Docnos, numpy_view, pair_keys, string_bounds, strings_at, topic_keys
+from ragmeter.io.jsonyaml import compression_of, read_bytes
+from ragmeter.io.trec_bytes import plain
 from ragmeter.io.trec_exact import read_qrels_exact, read_run_exact
 from ragmeter.io.trec_tables import TrecQrels, TrecRun, judged_lines, name_codes
 
@@ -59,15 +70,16 @@ _HIGH_HALF = 1 if np.little_endian else 0
 _TOPIC_RUNS = 1 << 12
 """A chunk with more runs of equal topics than this (and than 1/16 of its lines) is dictionary-encoded."""
 
-_COMPRESSED = (".gz", ".bz2", ".lz4", ".zst", ".zstd", ".br")
-"""Suffixes pyarrow decompresses on the fly: such files are parsed in one piece."""
+_BOM = b"\xef\xbb\xbf"
+
+_WHOLE_NUMBER = MatchSubstringOptions(r"^[+-]?[0-9]+$")
 
 
 def _is_regular(table: pa.Table, topics: list[str]) -> bool:
-    """No empty or comment topic, no empty docno (which uneven spacing would produce).
+    """No empty or comment topic, no empty docno.
 
     Only the columns ragmeter uses are parsed (parsing Q0, rank and tag too costs a
-    third more), so an empty one of those goes unnoticed, as it always has.
+    third more); an empty one of those is found in the bytes (:func:`plain`).
     """
     if any(not topic or topic.startswith("#") for topic in topics):
         return False
@@ -151,28 +163,41 @@ def _fast_columns(
     slice single-threaded: that costs less CPU than pyarrow's own threads);
     then the threads fill the output arrays and hash the docnos, slice by slice.
     """
-    try:
-        with path.open("rb") as handle:
-            head = handle.read(1 << 16)
-        size = path.stat().st_size
-    except OSError:
+    source = _source(path)
+    if source is None:
         return None
-    first = head.split(b"\n", 1)[0]
-    if not first.strip() or first.startswith((b"#", b" ", b"\t")):
-        return None
-    delimiter = "\t" if b"\t" in first else " "
-    workers = _workers()
     try:
-        if workers < 2 or size < _PARALLEL_BYTES or path.suffix.lower() in _COMPRESSED:
-            pieces = [_parse(str(path), names, types, delimiter, threads=True)]
-            columns = _columns(pieces, list(types)[-1], map, qrels)
+        start = len(_BOM) if source[: len(_BOM)] == _BOM else 0
+        first = source[start : start + (1 << 16)].split(b"\n", 1)[0]
+        if not first.strip() or first.startswith((b"#", b" ", b"\t")):
+            return None
+        layout = _Layout(source, names, types, "\t" if b"\t" in first else " ")
+        workers = _workers()
+        if workers < 2 or len(source) - start < _PARALLEL_BYTES or not isinstance(source, mmap.mmap):
+            columns = _columns(
+                [_parse(layout, start, len(source), threads=True)], list(types)[-1], map, qrels
+            )
         else:
-            columns = _parse_slices(path, size, workers, names, types, delimiter, qrels)
+            columns = _parse_slices(layout, source, start, workers, qrels)
     except _Irregular:
         return None
     finally:
         _release_parse_memory()
+        if isinstance(source, mmap.mmap):
+            with contextlib.suppress(BufferError):  # Arrow views still alive: it closes when they go
+                source.close()
     return columns if len(columns.values) else None  # no line: the exact reader says so
+
+
+def _source(path: Path) -> bytes | mmap.mmap | None:
+    """The file's bytes: memory-mapped, or decompressed; None when only the exact reader can say why not."""
+    try:
+        if compression_of(path) is not None:
+            return read_bytes(path)
+        with path.open("rb") as handle:
+            return mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ)
+    except (OSError, ValueError, InputError):  # missing, a folder, empty (mmap refuses), broken archive
+        return None
 
 
 def _workers() -> int:
@@ -180,21 +205,31 @@ def _workers() -> int:
     return int(pa.cpu_count())
 
 
-def _parse(
-    source: str | pa.BufferReader,
-    names: list[str],
-    types: dict[str, pa.DataType],
-    delimiter: str,
-    *,
-    threads: bool,
-) -> _Slice:
-    """Parse with pyarrow; raise :class:`_Irregular` unless every value is regular and finite."""
+class _Layout:
+    """What every piece of one file is parsed with: its bytes (as Arrow and numpy), columns and delimiter."""
+
+    def __init__(
+        self, source: bytes | mmap.mmap, names: list[str], types: dict[str, pa.DataType], delimiter: str
+    ):
+        self.source = source
+        self.buffer = pa.py_buffer(source)
+        self.bytes = np.frombuffer(self.buffer, dtype=np.uint8)
+        self.names = names
+        self.types = types
+        self.delimiter = delimiter
+
+
+def _parse(layout: _Layout, start: int, stop: int, *, threads: bool) -> _Slice:
+    """Parse ``source[start:stop]``; raise :class:`_Irregular` unless every byte and value is regular."""
+    types = layout.types
     try:
         table = pacsv.read_csv(
-            source,
-            read_options=pacsv.ReadOptions(column_names=names, block_size=_BLOCK_SIZE, use_threads=threads),
+            pa.BufferReader(layout.buffer.slice(start, stop - start)),
+            read_options=pacsv.ReadOptions(
+                column_names=layout.names, block_size=_BLOCK_SIZE, use_threads=threads
+            ),
             parse_options=pacsv.ParseOptions(
-                delimiter=delimiter, quote_char=False, escape_char=False, ignore_empty_lines=True
+                delimiter=layout.delimiter, quote_char=False, escape_char=False, ignore_empty_lines=True
             ),
             convert_options=pacsv.ConvertOptions(
                 column_types=types,
@@ -206,13 +241,32 @@ def _parse(
         )
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError):
         raise _Irregular from None
+    tab = layout.delimiter == "\t"
+    fields = len(layout.names)
+    if not plain(layout.source, layout.bytes, start, stop, rows=table.num_rows, fields=fields, tab=tab):
+        raise _Irregular
+    value = list(types)[-1]  # the score or relevance
+    if types[value] == pa.string():
+        table = table.set_column(table.column_names.index(value), value, _whole_numbers(table.column(value)))
     topics = _topic_runs(table.column(0))
     if not _is_regular(table, topics.names):
         raise _Irregular
-    for chunk in table.column(list(types)[-1]).chunks:  # the score or relevance
+    for chunk in table.column(value).chunks:
         if not bool(np.isfinite(numpy_view(chunk, np.float64)).all()):
             raise _Irregular
     return _Slice(table.drop_columns(table.column_names[0]), topics)
+
+
+def _whole_numbers(column: pa.ChunkedArray) -> pa.ChunkedArray:
+    """A column of relevance values (strings) as doubles, if every one is a plain whole number."""
+    chunks = []
+    for chunk in column.chunks:
+        if not call_function("all", [call_function("ascii_is_decimal", [chunk])]).as_py() and not (
+            call_function("all", [call_function("match_substring_regex", [chunk], _WHOLE_NUMBER)]).as_py()
+        ):
+            raise _Irregular
+        chunks.append(call_function("cast", [chunk], CastOptions.safe(pa.float64())))
+    return pa.chunked_array(chunks, type=pa.float64())
 
 
 @dataclass(frozen=True)
@@ -224,40 +278,29 @@ class _Slice:
 
 
 def _parse_slices(
-    path: Path,
-    size: int,
-    workers: int,
-    names: list[str],
-    types: dict[str, pa.DataType],
-    delimiter: str,
-    qrels: TrecQrels | None,
+    layout: _Layout, mapped: mmap.mmap, start: int, workers: int, qrels: TrecQrels | None
 ) -> _Columns:
     """Cut the file at line ends into slices, parse them and fill the columns on ``workers`` threads."""
-    with path.open("rb") as handle:
-        mapped = mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ)
-    whole = pa.py_buffer(mapped)
-    try:
-        count = workers * -(-size // (_SLICE_BYTES * workers))  # a multiple of workers: none idles at the end
-        bounds = [0]
-        for k in range(1, count):
-            cut = mapped.find(b"\n", max(size * k // count, bounds[-1]))
-            bounds.append(size if cut < 0 else cut + 1)
-        bounds.append(size)
+    size = len(mapped)
+    count = workers * -(
+        -(size - start) // (_SLICE_BYTES * workers)
+    )  # a multiple of workers: none idles at the end
+    bounds = [start]
+    for k in range(1, count):
+        cut = mapped.find(b"\n", max(start + (size - start) * k // count, bounds[-1]))
+        bounds.append(size if cut < 0 else cut + 1)
+    bounds.append(size)
 
-        def parse(k: int) -> _Slice:
-            start, stop = bounds[k], bounds[k + 1]
-            try:
-                view = pa.BufferReader(whole.slice(start, stop - start))
-                return _parse(view, names, types, delimiter, threads=False)
-            finally:
-                _forget_pages(mapped, start, stop)
+    def parse(k: int) -> _Slice:
+        first, stop = bounds[k], bounds[k + 1]
+        try:
+            return _parse(layout, first, stop, threads=False)
+        finally:
+            _forget_pages(mapped, first, stop)
 
-        with ThreadPoolExecutor(workers) as pool:
-            pieces = list(pool.map(parse, range(count)))
-            return _columns(pieces, list(types)[-1], pool.map, qrels)
-    finally:
-        with contextlib.suppress(BufferError):  # Arrow views still alive: it closes when they go
-            mapped.close()
+    with ThreadPoolExecutor(workers) as pool:
+        pieces = list(pool.map(parse, range(count)))
+        return _columns(pieces, list(layout.types)[-1], pool.map, qrels)
 
 
 def _forget_pages(mapped: mmap.mmap, start: int, stop: int) -> None:
@@ -395,13 +438,17 @@ def _no_repeats_across(columns: _Columns) -> bool:
     return True
 
 
-def read_qrels(path: str | Path) -> TrecQrels:
-    """Read a TREC qrels file (4 fields per line); a repeated (topic, docno) is an error."""
+def read_qrels(path: str | Path, *, trec_compat: bool = False) -> TrecQrels:
+    """Read a TREC qrels file (4 fields per line); a repeated (topic, docno) is an error.
+
+    A relevance must be a whole number; with ``trec_compat`` a fractional one is
+    truncated, as trec_eval reads it (``atol``).
+    """
     path = Path(path)
     columns = _fast_columns(
         path,
         ["qid", "iter", "docno", "rel"],
-        {"qid": pa.string(), "docno": pa.string(), "rel": pa.float64()},
+        {"qid": pa.string(), "docno": pa.string(), "rel": pa.string()},
     )
     if columns is not None:
         qrels = TrecQrels(str(path), columns.topics, columns.codes, columns.docno, columns.values)
@@ -410,4 +457,4 @@ def read_qrels(path: str | Path) -> TrecQrels:
             return qrels
         # A repeated judgment (or, once in 2^64, two pairs with one key): the exact
         # reader tells which, with the line numbers.
-    return read_qrels_exact(path)
+    return read_qrels_exact(path, trec_compat=trec_compat)

@@ -25,7 +25,11 @@ from pathlib import Path
 from types import TracebackType
 from typing import IO, Any
 
+from pydantic import ValidationError
+
 from ragmeter.errors import ConfigError, InputError
+from ragmeter.io.jsonyaml import JsonError, decode_text, json_lines, loads_json, parse_json
+from ragmeter.io.records import describe_validation_error
 from ragmeter.judges.results import JudgeOutcome
 
 LOG_SCHEMA = "ragmeter.judge-log/1"
@@ -79,21 +83,19 @@ class RunLog:
 
 def _read(path: Path, fingerprint: str) -> dict[str, JudgeOutcome]:
     raw = path.read_bytes()
-    if not raw.endswith(b"\n"):
-        # The last line was cut short (killed mid-write): drop it before appending.
-        cut = raw.rfind(b"\n") + 1
-        with path.open("r+b") as handle:
-            handle.truncate(cut)
-        raw = raw[:cut]
-    lines = raw.decode("utf-8").splitlines()
-    if not lines:
+    cut = raw.rfind(b"\n") + 1  # a last line without its newline was cut short (killed mid-write)
+    lines = list(json_lines(decode_text(raw[:cut], source=str(path))))
+    if not lines and not raw.strip():
         return {}
     try:
-        head = json.loads(lines[0])
-    except json.JSONDecodeError:
+        head = parse_json(lines[0][1]) if lines else None
+    except JsonError:
         head = None
     if not isinstance(head, dict) or head.get("schema") != LOG_SCHEMA:
-        raise InputError(f"not a ragmeter judge log (expected a {LOG_SCHEMA} header)", where=f"{path}:1")
+        raise InputError(
+            f"not a ragmeter judge log (expected a {LOG_SCHEMA} header)",
+            where=f"{path}:{lines[0][0] if lines else 1}",
+        )
     if head.get("fingerprint") != fingerprint:
         raise ConfigError(
             "this judge log was written with a different judge setup (endpoint, model, decoding or prompts);"
@@ -101,14 +103,18 @@ def _read(path: Path, fingerprint: str) -> dict[str, JudgeOutcome]:
             where=str(path),
         )
     done: dict[str, JudgeOutcome] = {}
-    for lineno, line in enumerate(lines[1:], start=2):
-        if not line.strip():
-            continue
+    for lineno, line in lines[1:]:
+        value = loads_json(line, source=str(path), line=lineno)
+        if not isinstance(value, dict):
+            raise InputError("unreadable outcome line (not a JSON object)", where=f"{path}:{lineno}")
+        value.pop("kind", None)
         try:
-            value = json.loads(line)
-            value.pop("kind", None)
             outcome = JudgeOutcome.model_validate(value)
-        except (json.JSONDecodeError, ValueError, AttributeError) as exc:
-            raise InputError(f"unreadable outcome line ({exc})", where=f"{path}:{lineno}") from None
+        except ValidationError as exc:
+            problem = describe_validation_error(exc)
+            raise InputError(f"unreadable outcome line ({problem})", where=f"{path}:{lineno}") from None
         done[outcome.key] = outcome
+    if cut < len(raw):  # drop the cut-short line before appending
+        with path.open("r+b") as handle:
+            handle.truncate(cut)
     return {key: o for key, o in done.items() if not o.retryable}

@@ -133,17 +133,40 @@ def _unknown(name: str) -> MetricNameError:
     return MetricNameError(f"unknown metric {name!r}{hint}")
 
 
+MAX_K = 1_000_000_000
+"""The largest cutoff k accepted anywhere: in a flag, a metric name, a sample or a setting.
+
+Larger ones are one clear error, never an overflow deep in numpy."""
+
+
+def check_cutoff(k: int, what: str = "k") -> int:
+    """Return ``k`` if it is a whole number from 1 to :data:`MAX_K`, else raise ``ValueError``.
+
+    >>> check_cutoff(10)
+    10
+    >>> check_cutoff(10**20)
+    Traceback (most recent call last):
+    ...
+    ValueError: k must be at most 1000000000, got 100000000000000000000
+    """
+    if isinstance(k, bool) or not isinstance(k, int) or k < 1:
+        raise ValueError(f"{what} must be a whole number >= 1, got {k!r}")
+    if k > MAX_K:
+        raise ValueError(f"{what} must be at most {MAX_K}, got {k}")
+    return k
+
+
 def _parse_k(name: str, text: str) -> int | str:
     if text.lower() == "k":
         return DEFAULT_K
-    if not re.fullmatch(r"[+-]?\d+", text):
+    if not re.fullmatch(r"[+-]?[0-9]+", text):
         raise MetricNameError(
             f"metric {name!r}: the cutoff after '@' must be a whole number or 'k', got {text!r}"
         )
-    k = int(text)
-    if k <= 0:
-        raise MetricNameError(f"metric {name!r}: the cutoff k must be >= 1, got {k}")
-    return k
+    try:
+        return check_cutoff(int(text) if len(text) <= 20 else MAX_K + 1, "the cutoff k")
+    except ValueError as exc:
+        raise MetricNameError(f"metric {name!r}: {exc}") from None
 
 
 def parse_metric_name(name: str) -> MetricName:

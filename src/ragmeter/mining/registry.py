@@ -47,7 +47,6 @@ from pathlib import Path
 from typing import Annotated, Any, Literal
 
 from pydantic import (
-    BaseModel,
     ConfigDict,
     Field,
     PrivateAttr,
@@ -60,6 +59,7 @@ from ragmeter.errors import ConfigError
 from ragmeter.io.records import read_structured
 from ragmeter.judges.config import Price
 from ragmeter.mining.designs import BayesDesign, FixedDesign
+from ragmeter.schema.strict_numbers import NumbersModel
 
 NAME_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.-]*$"
 
@@ -75,7 +75,7 @@ def _as_text_id(value: Any) -> Any:
     return value
 
 
-class CorpusSpec(BaseModel):
+class CorpusSpec(NumbersModel):
     """Where candidate documents come from: installed packages (one doc per public class/function) or a file."""
 
     model_config = ConfigDict(extra="forbid")
@@ -92,7 +92,7 @@ class CorpusSpec(BaseModel):
         return self
 
 
-class LLMSolverSpec(BaseModel):
+class LLMSolverSpec(NumbersModel):
     """An LLM on an OpenAI-compatible chat-completions endpoint."""
 
     model_config = ConfigDict(extra="forbid")
@@ -121,7 +121,7 @@ class LLMSolverSpec(BaseModel):
         return value.rstrip("/")
 
 
-class PythonSolverSpec(BaseModel):
+class PythonSolverSpec(NumbersModel):
     """Your own solver: ``package.module:function`` called with one request dict per trial."""
 
     model_config = ConfigDict(extra="forbid")
@@ -137,7 +137,7 @@ class PythonSolverSpec(BaseModel):
 SolverSpec = Annotated[LLMSolverSpec | PythonSolverSpec, Field(discriminator="kind")]
 
 
-class AnswerValidatorSpec(BaseModel):
+class AnswerValidatorSpec(NumbersModel):
     """Compare the solver's answer with the question's expected answer(s)."""
 
     model_config = ConfigDict(extra="forbid")
@@ -148,7 +148,7 @@ class AnswerValidatorSpec(BaseModel):
     ignore_case: bool = Field(default=True, description="regex only (exact is case-sensitive)")
 
 
-class PytestValidatorSpec(BaseModel):
+class PytestValidatorSpec(NumbersModel):
     """Run the benchmark's tests on the solver's code, inside a sandbox."""
 
     model_config = ConfigDict(extra="forbid")
@@ -169,7 +169,7 @@ class PytestValidatorSpec(BaseModel):
 ValidatorSpec = Annotated[AnswerValidatorSpec | PytestValidatorSpec, Field(discriminator="kind")]
 
 
-class CandidatesSpec(BaseModel):
+class CandidatesSpec(NumbersModel):
     """How each question's candidate pool is built: seeded targets plus random distractors."""
 
     model_config = ConfigDict(extra="forbid")
@@ -179,7 +179,7 @@ class CandidatesSpec(BaseModel):
     max_pool: int = Field(default=30, ge=1, le=200)
 
 
-class QuestionSpec(BaseModel):
+class QuestionSpec(NumbersModel):
     """One question: the task, its ground truth and optional seeded targets."""
 
     model_config = ConfigDict(extra="forbid")
@@ -204,7 +204,7 @@ class QuestionSpec(BaseModel):
         return [self.answer] if isinstance(self.answer, str) else list(self.answer)
 
 
-class BenchmarkSpec(BaseModel):
+class BenchmarkSpec(NumbersModel):
     """One benchmark: questions, their ground truth and where candidates come from."""
 
     model_config = ConfigDict(extra="forbid")
@@ -222,7 +222,7 @@ class BenchmarkSpec(BaseModel):
         return f"{self.name}:{question.id}"
 
 
-class DesignSpec(BaseModel):
+class DesignSpec(NumbersModel):
     """``design:`` — ``bayes`` (default) or ``fixed``, with the design's parameters."""
 
     model_config = ConfigDict(extra="forbid")
@@ -231,7 +231,7 @@ class DesignSpec(BaseModel):
     params: dict[str, Any] = Field(default_factory=dict)
 
 
-class Registry(BaseModel):
+class Registry(NumbersModel):
     """A benchmark registry file, validated."""
 
     model_config = ConfigDict(extra="forbid")

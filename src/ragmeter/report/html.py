@@ -24,6 +24,8 @@ from typing import Any
 import jinja2
 
 from ragmeter import __version__
+from ragmeter.errors import InputError
+from ragmeter.io.records import read_jsonl
 from ragmeter.report.charts import bar_chart, line_chart
 from ragmeter.report.history import HistoryEntry
 from ragmeter.report.results_dir import load_results
@@ -47,23 +49,14 @@ def _fmt(value: Any) -> str:
 
 
 def _read_jsonl(path: Path, limit: int) -> tuple[list[dict[str, Any]], int]:
-    rows: list[dict[str, Any]] = []
-    total = 0
+    """The first ``limit`` rows of ``per_query.jsonl`` and how many there are; a malformed line is an error."""
     if not path.is_file():
-        return rows, 0
-    with path.open(encoding="utf-8") as handle:
-        for line in handle:
-            if not line.strip():
-                continue
-            total += 1
-            if len(rows) < limit:
-                try:
-                    value = json.loads(line)
-                except json.JSONDecodeError:
-                    continue
-                if isinstance(value, dict):
-                    rows.append(value)
-    return rows, total
+        return [], 0
+    records = read_jsonl(path)
+    for record in records:
+        if not isinstance(record.value, dict):
+            raise InputError(f"expected a JSON object, got {type(record.value).__name__}", where=record.where)
+    return [record.value for record in records[:limit]], len(records)
 
 
 def _summary_rows(metrics: dict[str, Any]) -> list[dict[str, Any]]:

@@ -14,7 +14,6 @@ the report's curves.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -22,6 +21,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from ragmeter.errors import InputError
+from ragmeter.io.jsonyaml import loads_json, read_text
 from ragmeter.io.records import describe_validation_error
 from ragmeter.results import SCHEMA_VERSION, EvalResult
 
@@ -58,10 +58,7 @@ def load_results(path: str | Path) -> LoadedResults:
         raise InputError("results folder not found", where=str(folder))
     if not metrics_file.is_file():
         raise InputError("no metrics.json here; is this a ragmeter results folder?", where=str(folder))
-    try:
-        data = json.loads(metrics_file.read_text(encoding="utf-8"))
-    except json.JSONDecodeError as exc:
-        raise InputError(f"invalid JSON ({exc.msg})", where=f"{metrics_file}:{exc.lineno}") from None
+    data = loads_json(read_text(metrics_file), source=str(metrics_file))
     if not isinstance(data, dict):
         raise InputError("expected a JSON object", where=str(metrics_file))
     version = str(data.get("schema_version", ""))
@@ -80,10 +77,7 @@ def load_results(path: str | Path) -> LoadedResults:
     config: dict[str, Any] = {}
     config_file = folder / "config.json"
     if config_file.is_file():
-        try:
-            loaded = json.loads(config_file.read_text(encoding="utf-8"))
-        except json.JSONDecodeError as exc:
-            raise InputError(f"invalid JSON ({exc.msg})", where=f"{config_file}:{exc.lineno}") from None
+        loaded = loads_json(read_text(config_file), source=str(config_file))
         config = loaded if isinstance(loaded, dict) else {}
     name = metrics_file.stem if metrics_file.name != "metrics.json" else ""
     return LoadedResults(folder, result, config, data, rows, name)

@@ -1,0 +1,529 @@
+"""One safe way to read text, JSON, JSON Lines and YAML: every input rule is enforced here, once.
+
+Every reader of ragmeter (datasets, outputs, suites, configs, registries, traces, results,
+logs, TREC files) reads files through this module, so each rule holds everywhere:
+
+- **Text** (:func:`read_text`, :func:`read_bytes`): UTF-8, with or without a byte-order mark.
+  UTF-16/UTF-32 and other encodings are named, with the line of the first bad byte; ``.gz``,
+  ``.bz2`` and ``.xz`` files are decompressed (a broken one is named); a folder given for a
+  file says so.
+- **JSON** (:func:`loads_json`): a repeated key, ``NaN``/``Infinity``, a number too long to
+  read and nesting deeper than Python can parse are errors naming the file and line.
+- **JSON Lines** (:func:`json_lines`): lines end at ``\\n`` only (``\\r\\n`` is fine), so
+  U+2028, U+2029 and U+0085 inside strings, which are legal JSON, never split a record;
+  blank lines are skipped but counted, so line 1 is line 1.
+- **YAML** (:func:`load_yaml`): safe types only, and nothing is converted behind the user's
+  back. Only plain decimal numbers, ``true``/``false`` and ``null`` are typed; YAML 1.1's
+  other conversions (``0017`` octal, ``1:30`` base 60, ``no``/``yes``, dates) are off, so
+  those stay text. Mapping keys, and the values of id, answer and text fields
+  (:data:`TEXT_FIELDS`), are always the text as written. ``.inf`` and ``.nan`` are errors;
+  so are repeated keys, aliases that expand past :data:`MAX_ALIAS_EXPANSION` values (an
+  "alias bomb"), and characters YAML forbids (a NUL byte), each with its line.
+
+>>> load_yaml("id: 0017\\nexpected_output: [1:30, no, 7]\\nk: 5\\nflag: no\\n", source="d.yaml")
+{'id': '0017', 'expected_output': ['1:30', 'no', '7'], 'k': 5, 'flag': 'no'}
+>>> loads_json('{"a": 1, "a": 2}', source="m.json")
+Traceback (most recent call last):
+...
+ragmeter.errors.InputError: m.json:1: duplicate key 'a' in one object
+>>> [n for n, _ in json_lines('{"a": "x\\u2028y"}\\r\\n\\n{"b": 1}\\n')]
+[1, 3]
+"""
+
+from __future__ import annotations
+
+import json
+import json.decoder
+import json.scanner
+import math
+import re
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import yaml
+from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
+
+from ragmeter.errors import InputError
+
+MAX_ALIAS_EXPANSION = 200_000
+"""Values that YAML aliases may add to a document beyond the values it spells out."""
+
+TEXT_FIELDS = frozenset(
+    {
+        # ids
+        "id",
+        "ids",
+        "qid",
+        "query_id",
+        "sample_id",
+        "doc_id",
+        "docid",
+        "docno",
+        "trace_id",
+        "result_id",
+        "item_id",
+        "domain_id",
+        # ground truth, answers and outputs
+        "expected_output",
+        "expected_answer",
+        "expected_answers",
+        "expected",
+        "answer",
+        "answers",
+        "reference",
+        "ground_truth",
+        "relevant",
+        "retrieved",
+        "output",
+        "actual_output",
+        "aliases",
+        # texts and labels
+        "question",
+        "query",
+        "text",
+        "title",
+        "snippet",
+        "snippets",
+        "tags",
+        "category",
+        "difficulty",
+        "rel_path",
+        "heading_path",
+    }
+)
+"""Keys whose values are read as the text written, wherever they occur in a YAML file.
+
+A scalar there is never a number or a boolean: ``id: 0017`` is ``"0017"``, ``answer: no`` is
+``"no"``, ``expected_output: [7, 1.50]`` is ``["7", "1.50"]`` (a null stays null; in a
+mapping, such as graded ground truth, the keys are text and the values are read as usual).
+"""
+
+_COMPRESSED = {
+    ".gz": "gzip",
+    ".bz2": "bz2",
+    ".xz": "xz",
+    ".lz4": "lz4",
+    ".zst": "zstd",
+    ".zstd": "zstd",
+    ".br": "brotli",
+}
+"""File suffix → compression; such files are decompressed before they are read."""
+
+_BOMS = (
+    (b"\xff\xfe\x00\x00", "UTF-32"),
+    (b"\x00\x00\xfe\xff", "UTF-32"),
+    (b"\xff\xfe", "UTF-16"),
+    (b"\xfe\xff", "UTF-16"),
+)
+
+
+# -- bytes and text ------------------------------------------------------------------------------
+
+
+def compression_of(path: Path) -> str | None:
+    """The compression a file's suffix names (``"gzip"`` for ``run.gz``), or None.
+
+    >>> compression_of(Path("run.txt.gz")), compression_of(Path("run.txt"))
+    ('gzip', None)
+    """
+    return _COMPRESSED.get(path.suffix.lower())
+
+
+def data_suffix(path: Path) -> str:
+    """The suffix that says what a file holds, behind a compression suffix (``.jsonl`` for ``x.jsonl.gz``).
+
+    >>> data_suffix(Path("outputs.jsonl.gz")), data_suffix(Path("d.YAML"))
+    ('.jsonl', '.yaml')
+    """
+    if compression_of(path) is not None:
+        path = path.with_suffix("")
+    return path.suffix.lower()
+
+
+def read_bytes(path: Path) -> bytes:
+    """The bytes of a file (decompressed when its suffix names a compression), or an :class:`InputError`."""
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        raise InputError("file not found", where=str(path)) from None
+    except IsADirectoryError:
+        raise InputError("is a directory, expected a file", where=str(path)) from None
+    except OSError as exc:
+        raise InputError(f"cannot read file ({exc.strerror or exc})", where=str(path)) from None
+    kind = compression_of(path)
+    return data if kind is None else _decompress(data, kind, path)
+
+
+def _decompress(data: bytes, kind: str, path: Path) -> bytes:
+    try:
+        if kind == "gzip":
+            import gzip
+
+            return gzip.decompress(data)
+        if kind == "bz2":
+            import bz2
+
+            return bz2.decompress(data)
+        if kind == "xz":
+            import lzma
+
+            return lzma.decompress(data)
+        import pyarrow as pa
+
+        with pa.input_stream(pa.py_buffer(data), compression=kind) as stream:
+            return bytes(stream.read())
+    except (OSError, EOFError, ValueError, MemoryError) as exc:
+        detail = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        raise InputError(f"not a valid {kind} file ({detail})", where=str(path)) from None
+    except ImportError:
+        raise InputError(f"reading {kind} files needs pyarrow", where=str(path)) from None
+
+
+def decode_text(data: bytes, *, source: str, line: int | None = None) -> str:
+    """UTF-8 bytes as text (a leading byte-order mark is dropped); any other encoding is named.
+
+    ``line``: the bytes are that line of ``source`` (else a whole file, whose line is found).
+
+    >>> decode_text("\\ufeffid: 1\\n".encode(), source="f.yaml")
+    'id: 1\\n'
+    >>> decode_text("a\\n\\xe9\\n".encode("latin-1"), source="f.yaml")
+    Traceback (most recent call last):
+    ...
+    ragmeter.errors.InputError: f.yaml:2: not UTF-8 text: byte 0xe9 (column 1) cannot be decoded; save the file as UTF-8
+    """
+    if line is None or line == 1:
+        for bom, name in _BOMS:
+            if data.startswith(bom):
+                raise InputError(
+                    f"the file is {name} text (byte-order mark {bom.hex(' ').upper()}); "
+                    "ragmeter reads UTF-8: save it as UTF-8",
+                    where=source,
+                )
+        head = data[:64]
+        if len(head) >= 4 and head.count(0) * 3 >= len(head):
+            raise InputError(
+                "the file looks like UTF-16 or UTF-32 text (a third of its first bytes are 0); "
+                "ragmeter reads UTF-8: save it as UTF-8",
+                where=source,
+            )
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        line_start = data.rfind(b"\n", 0, exc.start) + 1
+        lineno = line if line is not None else data.count(b"\n", 0, exc.start) + 1
+        raise InputError(
+            f"not UTF-8 text: byte 0x{data[exc.start]:02x} (column {exc.start - line_start + 1}) cannot be "
+            "decoded; save the file as UTF-8",
+            where=f"{source}:{lineno}",
+        ) from None
+
+
+def read_text(path: Path, *, empty: str = "file is empty") -> str:
+    """Read a UTF-8 text file (see :func:`read_bytes` and :func:`decode_text`).
+
+    ``empty`` is the error for a file with nothing but white space.
+    """
+    text = decode_text(read_bytes(path), source=str(path))
+    if not text.strip():
+        raise InputError(empty, where=str(path))
+    return text
+
+
+def line_of(text: str, index: int) -> int:
+    """The 1-based line (counting ``\\n`` only) of a character index.
+
+    >>> line_of("a\\nb\\u2028c", 4)
+    2
+    """
+    return text.count("\n", 0, max(0, index)) + 1
+
+
+# -- JSON ----------------------------------------------------------------------------------------
+
+
+class _Duplicate(ValueError):
+    def __init__(self, key: str) -> None:
+        super().__init__(key)
+        self.key = key
+
+
+class _Constant(ValueError):
+    def __init__(self, name: str) -> None:
+        super().__init__(name)
+        self.name = name
+
+
+def _unique_object(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    value = dict(pairs)
+    if len(value) != len(pairs):
+        seen: set[str] = set()
+        for key, _ in pairs:
+            if key in seen:
+                raise _Duplicate(key)
+            seen.add(key)
+    return value
+
+
+def _no_constant(name: str) -> Any:
+    raise _Constant(name)
+
+
+class JsonError(ValueError):
+    """Text that is not JSON ragmeter reads: the problem and, when known, where it is (an index)."""
+
+    def __init__(self, problem: str, index: int | None = None, column: int | None = None) -> None:
+        super().__init__(problem)
+        self.problem = problem
+        self.index = index
+        self.column = column
+
+
+def parse_json(text: str) -> Any:
+    """``json.loads`` without its leniencies: a repeated key, ``NaN`` and ``Infinity`` are errors.
+
+    Raises :class:`JsonError` (a ``ValueError``) saying what is wrong and where.
+
+    >>> parse_json('{"a": [1, 2.5, "x\\u2028y"]}')
+    {'a': [1, 2.5, 'x\u2028y']}
+    """
+    try:
+        return json.loads(text, object_pairs_hook=_unique_object, parse_constant=_no_constant)
+    except json.JSONDecodeError as exc:
+        raise JsonError(f"invalid JSON ({exc.msg})", exc.pos, exc.colno) from None
+    except _Duplicate as exc:
+        raise JsonError(f"duplicate key {exc.key!r} in one object", _duplicate_at(text, exc.key)) from None
+    except _Constant as exc:
+        found = re.search(rf'(?:"((?:[^"\\]|\\.)*)"\s*:\s*)?(?<![\w"]){re.escape(exc.name)}(?![\w"])', text)
+        what = f"{found.group(1)!r} is {exc.name}" if found and found.group(1) is not None else exc.name
+        raise JsonError(
+            f"invalid JSON: {what}, which JSON does not allow (numbers must be finite)",
+            found.start() if found else None,
+        ) from None
+    except RecursionError:
+        raise JsonError("JSON nested too deeply to read") from None
+    except ValueError as exc:  # an integer with more digits than Python converts
+        problem = "a number has too many digits" if "digits" in str(exc) else str(exc).splitlines()[0]
+        raise JsonError(f"invalid JSON ({problem})") from None
+
+
+def loads_json(text: str | bytes, *, source: str, line: int | None = None) -> Any:
+    """:func:`parse_json`; an error is an :class:`InputError` naming ``source`` and the line.
+
+    ``line`` is the line of the file that ``text`` is (a JSON Lines record); without it
+    ``text`` is a whole file and the line is found in it.
+    """
+    if isinstance(text, bytes):
+        text = decode_text(text, source=source, line=line)
+    try:
+        return parse_json(text)
+    except JsonError as exc:
+        if line is not None:
+            column = f" at column {exc.column}" if exc.column is not None else ""
+            problem = exc.problem[:-1] + f"{column})" if column and exc.problem.endswith(")") else exc.problem
+            raise InputError(problem, where=f"{source}:{line}") from None
+        where = source if exc.index is None else f"{source}:{line_of(text, exc.index)}"
+        raise InputError(exc.problem, where=where) from None
+
+
+def _duplicate_at(text: str, key: str) -> int | None:
+    """Where the second ``key`` of an object with a repeated key is, or None.
+
+    Only for the error message: the text is parsed again by the standard library's pure-Python
+    scanner, whose object parser is wrapped to see where each object starts and ends.
+    """
+    found: list[int] = []
+    parse = json.decoder.JSONObject  # type: ignore[attr-defined]
+
+    def parse_object(s_and_end: tuple[str, int], *args: Any) -> tuple[dict[str, Any], int]:
+        start = s_and_end[1]
+        pairs, end = parse(s_and_end, args[0], args[1], None, list, *args[4:])
+        if not found and len([k for k, _ in pairs if k == key]) > 1:
+            spelled = re.compile(re.escape(json.dumps(key, ensure_ascii=False)) + r"\s*:")
+            hits = [m.start() for m in spelled.finditer(text, start, end)]
+            found.append(hits[1] if len(hits) > 1 else start)
+        return dict(pairs), end
+
+    decoder: Any = json.JSONDecoder()
+    try:
+        decoder.parse_object = parse_object
+        decoder.scan_once = json.scanner.py_make_scanner(decoder)  # type: ignore[attr-defined]
+        decoder.decode(text)
+    except (ValueError, RecursionError, AttributeError):
+        return None
+    return found[0] if found else None
+
+
+def json_lines(text: str) -> Iterator[tuple[int, str]]:
+    """The non-blank lines of JSON Lines text with their 1-based numbers.
+
+    Lines end at ``\\n`` only (a ``\\r`` before it is dropped): U+2028, U+2029 and U+0085
+    are legal inside JSON strings and never end a record.
+    """
+    for number, line in enumerate(text.split("\n"), start=1):
+        if line.strip(" \t\r"):
+            yield number, line.removesuffix("\r")
+
+
+# -- YAML ----------------------------------------------------------------------------------------
+
+_MERGE = "tag:yaml.org,2002:merge"
+_NULL = "tag:yaml.org,2002:null"
+
+
+class _Loader(yaml.SafeLoader):
+    """PyYAML's safe loader with plain types only, text kept as written, unique keys and finite numbers."""
+
+    yaml_implicit_resolvers: dict[Any, Any] = {}  # noqa: RUF012 (PyYAML's own class attribute)
+
+    text_fields: frozenset[str] = TEXT_FIELDS
+
+    def construct_mapping(self, node: MappingNode, deep: bool = False) -> dict[Any, Any]:
+        own = [pair for pair in node.value if pair[0].tag != _MERGE]
+        self.flatten_mapping(node)
+        merged = node.value[: len(node.value) - len(own)]
+        mapping: dict[Any, Any] = {}
+        for key_node, value_node in merged:
+            mapping[self._key(key_node)] = self.construct_object(value_node, deep=deep)
+        first: dict[str, int] = {}
+        for key_node, value_node in own:
+            key = self._key(key_node)
+            if key in first:
+                raise yaml.constructor.ConstructorError(
+                    None, None, f"duplicate key {key!r} (first at line {first[key]})", key_node.start_mark
+                )
+            first[key] = key_node.start_mark.line + 1
+            mapping[key] = (
+                self._text(value_node)
+                if key in self.text_fields
+                else self.construct_object(value_node, deep=deep)
+            )
+        return mapping
+
+    def _key(self, node: Node) -> str:
+        if not isinstance(node, ScalarNode):
+            raise yaml.constructor.ConstructorError(
+                None, None, "a key must be a single value, not a list or a mapping", node.start_mark
+            )
+        return str(node.value)
+
+    def _text(self, node: Node) -> Any:
+        if isinstance(node, ScalarNode):
+            return None if node.tag == _NULL and node.style is None else str(node.value)
+        if isinstance(node, SequenceNode):
+            return [self._text(item) for item in node.value]
+        return self.construct_object(node, deep=True)
+
+    def construct_yaml_float(self, node: ScalarNode) -> float:
+        value = super().construct_yaml_float(node)
+        if not math.isfinite(value):
+            raise yaml.constructor.ConstructorError(
+                None, None, f"{node.value} is not a finite number", node.start_mark
+            )
+        return value
+
+    def construct_yaml_int(self, node: ScalarNode) -> int:
+        text = str(node.value)
+        if not re.fullmatch(r"[-+]?[0-9]+", text):
+            raise yaml.constructor.ConstructorError(
+                None, None, f"{text!r} is not a plain whole number", node.start_mark
+            )
+        try:
+            return int(text)
+        except ValueError:  # more digits than Python converts
+            raise yaml.constructor.ConstructorError(
+                None, None, "the number has too many digits", node.start_mark
+            ) from None
+
+
+for _tag, _pattern, _first in (
+    ("bool", r"^(?:true|True|TRUE|false|False|FALSE)$", "tTfF"),
+    ("int", r"^[-+]?(?:0|[1-9][0-9]*)$", "-+0123456789"),
+    (
+        "float",
+        r"^(?:[-+]?(?:\.[0-9]+|(?:0|[1-9][0-9]*)(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?"
+        r"|[-+]?\.(?:inf|Inf|INF)|\.(?:nan|NaN|NAN))$",
+        "-+0123456789.",
+    ),
+    ("null", r"^(?:~|null|Null|NULL|)$", ["~", "n", "N", ""]),
+    ("merge", r"^(?:<<)$", "<"),
+):
+    _Loader.add_implicit_resolver(f"tag:yaml.org,2002:{_tag}", re.compile(_pattern), list(_first))
+_Loader.add_constructor("tag:yaml.org,2002:float", _Loader.construct_yaml_float)
+_Loader.add_constructor("tag:yaml.org,2002:int", _Loader.construct_yaml_int)
+
+
+def _check_aliases(root: Node, limit: int) -> None:
+    """Refuse aliases that expand to more than ``limit`` extra values, or that contain themselves."""
+    size: dict[int, int] = {}
+    open_nodes: set[int] = set()
+    stack: list[tuple[Node, bool]] = [(root, False)]
+    while stack:
+        node, finished = stack.pop()
+        key = id(node)
+        children: list[Node] = []
+        if isinstance(node, SequenceNode):
+            children = node.value
+        elif isinstance(node, MappingNode):
+            children = [part for pair in node.value for part in pair]
+        if finished:
+            open_nodes.discard(key)
+            size[key] = 1 + sum(size[id(child)] for child in children)
+            if size[key] - len(size) > limit:
+                raise _AliasBomb(f"aliases expand to more than {limit:,} values", node)
+            continue
+        if key in size:
+            continue
+        if key in open_nodes:
+            raise _AliasBomb("an alias refers to a value that contains it", node)
+        open_nodes.add(key)
+        stack.append((node, True))
+        stack.extend((child, False) for child in children if id(child) not in size)
+
+
+class _AliasBomb(Exception):
+    def __init__(self, message: str, node: Node) -> None:
+        super().__init__(message)
+        self.node = node
+
+
+def load_yaml(text: str, *, source: str, text_fields: frozenset[str] = TEXT_FIELDS) -> Any:
+    """Parse one YAML document (see the module docstring); errors are :class:`InputError` naming the line.
+
+    ``text_fields``: the keys whose values are read as the text written.
+    """
+    try:
+        loader = _Loader(text)
+        loader.text_fields = text_fields
+        try:
+            node = loader.get_single_node()
+            if node is None:
+                return None
+            _check_aliases(node, MAX_ALIAS_EXPANSION)
+            return loader.construct_document(node)
+        finally:
+            loader.dispose()
+    except _AliasBomb as exc:
+        raise InputError(f"invalid YAML ({exc})", where=f"{source}:{exc.node.start_mark.line + 1}") from None
+    except yaml.reader.ReaderError as exc:
+        shown = f"U+{exc.character:04X}" if isinstance(exc.character, int) else repr(exc.character)
+        raise InputError(
+            f"invalid YAML (the character {shown} is not allowed in YAML)",
+            where=f"{source}:{line_of(text, exc.position)}",
+        ) from None
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        where = f"{source}:{line_of(text, mark.index)}" if mark is not None else source
+        problem = str(exc.problem or exc.context or "unreadable")
+        if problem.startswith("duplicate key"):
+            raise InputError(problem, where=where) from None
+        raise InputError(f"invalid YAML ({problem})", where=where) from None
+    except yaml.YAMLError as exc:
+        raise InputError(f"invalid YAML ({str(exc).splitlines()[0]})", where=source) from None
+    except RecursionError:
+        raise InputError("YAML nested too deeply to read", where=source) from None
+
+
+def read_structured_text(text: str, *, source: str, json_format: bool) -> Any:
+    """Parse a whole file's text as JSON (``json_format``) or YAML."""
+    return loads_json(text, source=source) if json_format else load_yaml(text, source=source)
