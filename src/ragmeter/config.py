@@ -84,7 +84,7 @@ def load_config(
             return RagmeterConfig(), None
         path = candidate
     path = Path(path)
-    if not path.is_file():
+    if not path.exists():
         raise ConfigError("config file not found", where=str(path))
     data = read_structured(path)
     if data is None:

@@ -95,7 +95,7 @@ def _lines(path: Path) -> Iterator[tuple[int, str]]:
 
 def _decoded(path: Path, raw: Iterable[bytes]) -> Iterator[tuple[int, str]]:
     for lineno, data in enumerate(raw, start=1):
-        line = decode_text(data, source=str(path), line=lineno)
+        line = decode_text(data.removesuffix(b"\n").removesuffix(b"\r"), source=str(path), line=lineno)
         if line.strip():
             yield lineno, line
 

@@ -319,8 +319,12 @@ def loads_json(text: str | bytes, *, source: str, line: int | None = None) -> An
         return parse_json(text)
     except JsonError as exc:
         if line is not None:
-            column = f" at column {exc.column}" if exc.column is not None else ""
-            problem = exc.problem[:-1] + f"{column})" if column and exc.problem.endswith(")") else exc.problem
+            problem = exc.problem
+            if exc.column is not None and problem.endswith(
+                ")"
+            ):  # "(Expecting value)" → "(Expecting value at column 3)"
+                at = " column" if problem.endswith(" at)") else " at column"
+                problem = f"{problem[:-1]}{at} {exc.column})"
             raise InputError(problem, where=f"{source}:{line}") from None
         where = source if exc.index is None else f"{source}:{line_of(text, exc.index)}"
         raise InputError(exc.problem, where=where) from None

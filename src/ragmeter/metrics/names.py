@@ -149,8 +149,10 @@ def check_cutoff(k: int, what: str = "k") -> int:
     ...
     ValueError: k must be at most 1000000000, got 100000000000000000000
     """
-    if isinstance(k, bool) or not isinstance(k, int) or k < 1:
+    if isinstance(k, bool) or not isinstance(k, int):
         raise ValueError(f"{what} must be a whole number >= 1, got {k!r}")
+    if k < 1:
+        raise ValueError(f"{what} must be >= 1, got {k}")
     if k > MAX_K:
         raise ValueError(f"{what} must be at most {MAX_K}, got {k}")
     return k

@@ -50,7 +50,7 @@ def _fmt(value: Any) -> str:
 
 def _read_jsonl(path: Path, limit: int) -> tuple[list[dict[str, Any]], int]:
     """The first ``limit`` rows of ``per_query.jsonl`` and how many there are; a malformed line is an error."""
-    if not path.is_file():
+    if not path.exists():
         return [], 0
     records = read_jsonl(path)
     for record in records:

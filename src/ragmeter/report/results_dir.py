@@ -56,6 +56,8 @@ def load_results(path: str | Path) -> LoadedResults:
     metrics_file = path if path.is_file() else path / "metrics.json"
     if not folder.exists():
         raise InputError("results folder not found", where=str(folder))
+    if metrics_file.is_dir():
+        raise InputError("is a directory, expected a file", where=str(metrics_file))
     if not metrics_file.is_file():
         raise InputError("no metrics.json here; is this a ragmeter results folder?", where=str(folder))
     data = loads_json(read_text(metrics_file), source=str(metrics_file))
@@ -76,7 +78,7 @@ def load_results(path: str | Path) -> LoadedResults:
         raise InputError(describe_validation_error(exc), where=str(metrics_file)) from None
     config: dict[str, Any] = {}
     config_file = folder / "config.json"
-    if config_file.is_file():
+    if config_file.exists():
         loaded = loads_json(read_text(config_file), source=str(config_file))
         config = loaded if isinstance(loaded, dict) else {}
     name = metrics_file.stem if metrics_file.name != "metrics.json" else ""
