@@ -145,7 +145,7 @@ CASES: list[object] = [
     pytest.param(
         {"outputs.jsonl": '{"id": "q-1", "output": {"retrieved": [{"id": "a", "score": NaN}]}}\n'},
         DATASET_ARGS,
-        "Error: outputs.jsonl:1: invalid JSON: 'score' is NaN, which JSON does not allow (numbers must be finite)",
+        "Error: outputs.jsonl:1: invalid JSON ('score' is NaN, which JSON does not allow: numbers must be finite)",
         id="output-nan-score",
     ),
     pytest.param(
@@ -265,7 +265,7 @@ CASES: list[object] = [
     pytest.param(
         {"samples.json": '[{"id": "q-1", "expected_output": {"a": NaN}}]'},
         ["eval", "--dataset", "samples.json"],
-        "Error: samples.json:1: invalid JSON: 'a' is NaN, which JSON does not allow (numbers must be finite)",
+        "Error: samples.json:1: invalid JSON ('a' is NaN, which JSON does not allow: numbers must be finite)",
         id="gain-nan",
     ),
     pytest.param(

@@ -14,7 +14,6 @@ message: messages name the URL as written in the suite and are scrubbed.
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Mapping
 from datetime import UTC, datetime
@@ -35,6 +34,7 @@ from ragmeter.harness.templates import (
     expand_env,
     render_template,
 )
+from ragmeter.io.jsonyaml import JsonError, parse_json
 from ragmeter.schema.samples import Sample
 
 SNIPPET_CHARS = 120
@@ -187,9 +187,9 @@ class HttpAdapter:
                 self.redactor.text(f"HTTP {status} {response.reason_phrase}: {_snippet(response.content)}")
             )
         try:
-            data = json.loads(response.content)
-        except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-            reason = exc.msg if isinstance(exc, json.JSONDecodeError) else "not UTF-8"
+            data = parse_json(response.content.decode("utf-8-sig"))
+        except (JsonError, UnicodeDecodeError) as exc:
+            reason = exc.reason if isinstance(exc, JsonError) else "not UTF-8"
             raise CallFailed(
                 self.redactor.text(f"malformed JSON in the response ({reason}): {_snippet(response.content)}")
             ) from None

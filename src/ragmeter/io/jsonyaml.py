@@ -270,13 +270,18 @@ def _no_constant(name: str) -> Any:
 
 
 class JsonError(ValueError):
-    """Text that is not JSON ragmeter reads: the problem and, when known, where it is (an index)."""
+    """Text that is not JSON ragmeter reads: what is wrong (``reason``) and, when known, where (an index)."""
 
-    def __init__(self, problem: str, index: int | None = None, column: int | None = None) -> None:
-        super().__init__(problem)
-        self.problem = problem
+    def __init__(self, reason: str, index: int | None = None, column: int | None = None) -> None:
+        super().__init__(reason)
+        self.reason = reason
         self.index = index
         self.column = column
+
+    @property
+    def problem(self) -> str:
+        """The reason as an error message (``invalid JSON (Expecting value)``)."""
+        return self.reason if self.reason.startswith("duplicate key") else f"invalid JSON ({self.reason})"
 
 
 def parse_json(text: str) -> Any:
@@ -290,21 +295,21 @@ def parse_json(text: str) -> Any:
     try:
         return json.loads(text, object_pairs_hook=_unique_object, parse_constant=_no_constant)
     except json.JSONDecodeError as exc:
-        raise JsonError(f"invalid JSON ({exc.msg})", exc.pos, exc.colno) from None
+        raise JsonError(exc.msg, exc.pos, exc.colno) from None
     except _Duplicate as exc:
         raise JsonError(f"duplicate key {exc.key!r} in one object", _duplicate_at(text, exc.key)) from None
     except _Constant as exc:
         found = re.search(rf'(?:"((?:[^"\\]|\\.)*)"\s*:\s*)?(?<![\w"]){re.escape(exc.name)}(?![\w"])', text)
         what = f"{found.group(1)!r} is {exc.name}" if found and found.group(1) is not None else exc.name
         raise JsonError(
-            f"invalid JSON: {what}, which JSON does not allow (numbers must be finite)",
-            found.start() if found else None,
+            f"{what}, which JSON does not allow: numbers must be finite", found.start() if found else None
         ) from None
     except RecursionError:
-        raise JsonError("JSON nested too deeply to read") from None
+        raise JsonError("nested too deeply to read") from None
     except ValueError as exc:  # an integer with more digits than Python converts
-        problem = "a number has too many digits" if "digits" in str(exc) else str(exc).splitlines()[0]
-        raise JsonError(f"invalid JSON ({problem})") from None
+        raise JsonError(
+            "a number has too many digits" if "digits" in str(exc) else str(exc).splitlines()[0]
+        ) from None
 
 
 def loads_json(text: str | bytes, *, source: str, line: int | None = None) -> Any:
@@ -318,16 +323,15 @@ def loads_json(text: str | bytes, *, source: str, line: int | None = None) -> An
     try:
         return parse_json(text)
     except JsonError as exc:
-        if line is not None:
-            problem = exc.problem
-            if exc.column is not None and problem.endswith(
-                ")"
-            ):  # "(Expecting value)" → "(Expecting value at column 3)"
-                at = " column" if problem.endswith(" at)") else " at column"
-                problem = f"{problem[:-1]}{at} {exc.column})"
-            raise InputError(problem, where=f"{source}:{line}") from None
-        where = source if exc.index is None else f"{source}:{line_of(text, exc.index)}"
-        raise InputError(exc.problem, where=where) from None
+        problem = exc.problem
+        if (
+            line is not None and exc.column is not None
+        ):  # "(Expecting value)" → "(Expecting value at column 3)"
+            problem = f"{problem[:-1]}{' column' if problem.endswith(' at)') else ' at column'} {exc.column})"
+        where = f"{source}:{line}" if line is not None else source
+        if line is None and exc.index is not None:
+            where = f"{source}:{line_of(text, exc.index)}"
+        raise InputError(problem, where=where) from None
 
 
 def _duplicate_at(text: str, key: str) -> int | None:
@@ -525,7 +529,7 @@ def load_yaml(text: str, *, source: str, text_fields: frozenset[str] = TEXT_FIEL
     except yaml.YAMLError as exc:
         raise InputError(f"invalid YAML ({str(exc).splitlines()[0]})", where=source) from None
     except RecursionError:
-        raise InputError("YAML nested too deeply to read", where=source) from None
+        raise InputError("invalid YAML (nested too deeply to read)", where=source) from None
 
 
 def read_structured_text(text: str, *, source: str, json_format: bool) -> Any:

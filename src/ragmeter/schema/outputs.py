@@ -111,7 +111,7 @@ class SystemOutput(BaseModel):
             try:
                 raw = parse_json(raw)
             except JsonError as exc:
-                raise ValueError(f"output is a string but not valid JSON: {exc.problem}") from None
+                raise ValueError(f"output is a string but not valid JSON ({exc.reason})") from None
         if isinstance(raw, (list, tuple)):
             items: list[dict[str, Any]] = []
             for i, entry in enumerate(raw):
