@@ -58,7 +58,9 @@ scores = st.one_of(
 )
 rels = st.one_of(
     st.integers(-2, 4).map(str),
-    st.sampled_from(["1.0", "2.", "+1", "0.5", "1.5", "-0.5", "1e0", "0x1", "nan", "one", "\uff12", "1_0"]),
+    st.sampled_from(
+        ["1.0", "2.", "+1", "-0", "0.5", "1.5", "-0.5", "1e0", "0x1", "nan", "one", "\uff12", "1_0"]
+    ),
 )
 
 
@@ -108,7 +110,12 @@ def trec_file(draw: st.DrawFn, kind: str) -> str:
         if kind == "run":
             fields = [topic, "Q0", doc, "1", draw(valid_scores if regular else scores), "tag"]
         else:
-            fields = [topic, "0", doc, draw(st.integers(-1, 3).map(str) if regular else rels)]
+            fields = [
+                topic,
+                "0",
+                doc,
+                draw(st.sampled_from(["-1", "0", "1", "2", "-0", "+1"]) if regular else rels),
+            ]
         if shape == "short":
             del fields[draw(st.integers(0, len(fields) - 1))]
         elif shape == "long":
@@ -138,7 +145,7 @@ def _read(reader: object, path: Path) -> object:
         return ("error", str(exc))
     values = table.score if hasattr(table, "score") else table.rel
     docnos = [d for chunk in chunk_list(table.docno) for d in chunk.to_pylist()]
-    return (table.topics, table.topic_code.tolist(), docnos, values.tolist())
+    return (table.topics, table.topic_code.tolist(), docnos, [repr(v) for v in values.tolist()])  # -0.0 too
 
 
 def _agree(text: str, fast: object, exact: object, slices: bool) -> None:

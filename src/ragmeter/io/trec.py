@@ -210,7 +210,7 @@ class _Layout:
 
     def __init__(
         self, source: bytes | mmap.mmap, names: list[str], types: dict[str, pa.DataType], delimiter: str
-    ):
+    ) -> None:
         self.source = source
         self.buffer = pa.py_buffer(source)
         self.bytes = np.frombuffer(self.buffer, dtype=np.uint8)
@@ -265,7 +265,11 @@ def _whole_numbers(column: pa.ChunkedArray) -> pa.ChunkedArray:
             call_function("all", [call_function("match_substring_regex", [chunk], _WHOLE_NUMBER)]).as_py()
         ):
             raise _Irregular
-        chunks.append(call_function("cast", [chunk], CastOptions.safe(pa.float64())))
+        try:  # through int64, as the exact reader reads them ("-0" is 0), and beyond int64 there
+            whole = call_function("cast", [chunk], CastOptions.safe(pa.int64()))
+        except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+            raise _Irregular from None
+        chunks.append(call_function("cast", [whole], CastOptions.safe(pa.float64())))
     return pa.chunked_array(chunks, type=pa.float64())
 
 
@@ -282,12 +286,11 @@ def _parse_slices(
 ) -> _Columns:
     """Cut the file at line ends into slices, parse them and fill the columns on ``workers`` threads."""
     size = len(mapped)
-    count = workers * -(
-        -(size - start) // (_SLICE_BYTES * workers)
-    )  # a multiple of workers: none idles at the end
+    span = size - start
+    count = workers * -(-span // (_SLICE_BYTES * workers))  # a multiple of workers: none idles at the end
     bounds = [start]
     for k in range(1, count):
-        cut = mapped.find(b"\n", max(start + (size - start) * k // count, bounds[-1]))
+        cut = mapped.find(b"\n", max(start + span * k // count, bounds[-1]))
         bounds.append(size if cut < 0 else cut + 1)
     bounds.append(size)
 
