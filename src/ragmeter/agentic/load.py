@@ -20,8 +20,9 @@ from typing import Any, Literal
 from ragmeter.agentic.importers import SearchToolMatcher, import_records
 from ragmeter.agentic.validate import LoadedTrace, unique_ids, validate_trace
 from ragmeter.errors import InputError
-from ragmeter.io.jsonyaml import compression_of, decode_text, json_lines, loads_json, read_bytes
+from ragmeter.io.jsonyaml import json_lines, loads_json
 from ragmeter.io.records import Record, read_text
+from ragmeter.io.text_files import compression_of, decode_text, read_bytes
 
 TraceFormat = Literal["native", "otel", "openai-agents", "langsmith"]
 TRACE_FORMATS: tuple[str, ...] = ("auto", "native", "otel", "openai-agents", "langsmith")

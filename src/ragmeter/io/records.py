@@ -25,8 +25,9 @@ from pydantic import BaseModel, ValidationError
 
 from ragmeter.errors import InputError
 from ragmeter.io.digests import file_sha256 as file_sha256  # re-exported: it used to live here
-from ragmeter.io.jsonyaml import data_suffix, json_lines, line_of, load_yaml, loads_json
-from ragmeter.io.jsonyaml import read_text as read_text  # re-exported: it used to live here
+from ragmeter.io.jsonyaml import json_lines, load_yaml, loads_json
+from ragmeter.io.text_files import data_suffix, line_of
+from ragmeter.io.text_files import read_text as read_text  # re-exported: it used to live here
 
 M = TypeVar("M", bound=BaseModel)
 

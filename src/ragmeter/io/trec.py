@@ -46,7 +46,7 @@ from pyarrow._compute import (  # pyarrow.compute: 60 ms to import
 
 from ragmeter.errors import InputError
 from ragmeter.io.docnos import Docnos, numpy_view, pair_keys, string_bounds, strings_at, topic_keys
-from ragmeter.io.jsonyaml import compression_of, read_bytes
+from ragmeter.io.text_files import compression_of, read_bytes
 from ragmeter.io.trec_bytes import plain
 from ragmeter.io.trec_exact import read_qrels_exact, read_run_exact
 from ragmeter.io.trec_tables import TrecQrels, TrecRun, judged_lines, name_codes

@@ -38,7 +38,7 @@ from numpy.typing import NDArray
 
 from ragmeter.errors import InputError
 from ragmeter.io.docnos import string_array
-from ragmeter.io.jsonyaml import decode_text, read_bytes
+from ragmeter.io.text_files import decode_text, read_bytes
 from ragmeter.io.trec_tables import TrecQrels, TrecRun, name_codes
 
 RUN_FIELDS = "qid Q0 docid rank score tag"

@@ -29,7 +29,7 @@ from numpy.lib.stride_tricks import sliding_window_view
 from numpy.typing import NDArray
 
 from ragmeter.io.docnos import concat_ranges
-from ragmeter.io.jsonyaml import compression_of
+from ragmeter.io.text_files import compression_of
 
 if TYPE_CHECKING:
     from ragmeter.executors.base import Shared

@@ -26,7 +26,8 @@ from importlib import resources
 from pathlib import Path
 
 from ragmeter.errors import ConfigError, InputError
-from ragmeter.io.jsonyaml import TEXT_FIELDS, load_yaml, read_text
+from ragmeter.io.jsonyaml import TEXT_FIELDS, load_yaml
+from ragmeter.io.text_files import read_text
 
 DEFAULT_VERSIONS: dict[str, str] = {
     "groundedness": "v1",

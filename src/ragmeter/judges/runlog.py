@@ -28,8 +28,9 @@ from typing import IO, Any
 from pydantic import ValidationError
 
 from ragmeter.errors import ConfigError, InputError
-from ragmeter.io.jsonyaml import JsonError, decode_text, json_lines, loads_json, parse_json
+from ragmeter.io.jsonyaml import JsonError, json_lines, loads_json, parse_json
 from ragmeter.io.records import describe_validation_error
+from ragmeter.io.text_files import decode_text
 from ragmeter.judges.results import JudgeOutcome
 
 LOG_SCHEMA = "ragmeter.judge-log/1"

@@ -36,7 +36,8 @@ from pathlib import Path
 from typing import IO, Any
 
 from ragmeter.errors import ConfigError, InputError
-from ragmeter.io.jsonyaml import decode_text, json_lines, loads_json
+from ragmeter.io.jsonyaml import json_lines, loads_json
+from ragmeter.io.text_files import decode_text
 
 SCHEMA = "ragmeter.mining.trials/1"
 

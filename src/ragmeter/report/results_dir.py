@@ -21,8 +21,9 @@ from typing import Any
 from pydantic import ValidationError
 
 from ragmeter.errors import InputError
-from ragmeter.io.jsonyaml import loads_json, read_text
+from ragmeter.io.jsonyaml import loads_json
 from ragmeter.io.records import describe_validation_error
+from ragmeter.io.text_files import read_text
 from ragmeter.results import SCHEMA_VERSION, EvalResult
 
 
