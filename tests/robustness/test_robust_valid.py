@@ -157,3 +157,33 @@ def test_a_run_whose_system_answers_with_u2028_is_read_resumed_and_reported(
     )
     assert again["per_query"] == {f"q{i}": {"hit@1": 1.0} for i in range(3)}
     assert "wrote" in accepted(["report", "out", "--out", "r.html"])
+
+
+def test_saved_results_with_a_byte_order_mark_and_crlf_are_read(accepted: Any, tmp_path: Path) -> None:
+    from ragmeter.results import EvalResult
+
+    for name, value in (("a", 0.25), ("b", 0.75)):
+        EvalResult(
+            aggregate={"mrr": value},
+            per_query={"q1": {"mrr": value}, "q2": {"mrr": value}},
+            n_queries=2,
+            n_scored={"mrr": 2},
+            n_skipped={"mrr": 0},
+        ).write(tmp_path / name)
+        for file in ("metrics.json", "per_query.jsonl"):
+            path = tmp_path / name / file
+            path.write_bytes(b"\xef\xbb\xbf" + path.read_bytes().replace(b"\n", b"\r\n"))
+    assert "wrote" in accepted(["report", "a", "--out", "a.html"])
+    compared = json.loads(accepted(["compare", "a", "b", "--resamples", "100", "--json"]))
+    assert compared["n_shared_queries"] == 2
+    assert compared["metrics"][0]["delta"] == 0.5
+
+
+def test_a_config_and_a_suite_with_a_byte_order_mark_and_crlf_are_read(accepted: Any, tmp_path: Path) -> None:
+    (tmp_path / "c.yaml").write_bytes(b"\xef\xbb\xbfmetrics:\r\n  retrieval:\r\n    default_k: 1\r\n")
+    (tmp_path / "d.yaml").write_text("samples:\n  - {id: q1, expected_output: [d1]}\n", encoding="utf-8")
+    (tmp_path / "o.jsonl").write_text('{"id": "q1", "output": ["x", "d1"]}\n', encoding="utf-8")
+    result = json.loads(
+        accepted(["eval", "-d", "d.yaml", "-o", "o.jsonl", "-m", "hit", "--config", "c.yaml", "--json"])
+    )
+    assert result["aggregate"] == {"hit@1": 0.0}, "default_k 1 from the config: d1 is second"
