@@ -23,10 +23,15 @@ BROKEN = {
     "repeated key": ("a: 1\nb: 2\na: 3\n", ":3: duplicate key 'a' (first at line 1)"),
     "alias bomb": (BOMB, ":6: invalid YAML (aliases expand to more than 200,000 values)"),
     "recursive alias": ("a: &x [1, *x]\n", ":1: invalid YAML (an alias refers to a value that contains it)"),
-    "nested 30000 deep": (
+    "brackets 30000 deep": (
         "a: " + "[" * 30_000 + "]" * 30_000 + "\n",
-        ": invalid YAML (nested too deeply to read)",
+        ":1: invalid YAML (nested too deeply to read",
     ),
+    "braces 30000 deep": (
+        "a:\n  " + "{a: " * 30_000 + "}" * 30_000 + "\n",
+        ":2: invalid YAML (nested too deeply to read",
+    ),
+    "block lists 30000 deep": ("- " * 30_000 + "x\n", ": invalid YAML (nested too deeply to read)"),
     "NUL byte": ("a: 1\nb: 2\nc: x\x00y\n", ":3: invalid YAML (the character U+0000 is not allowed in YAML)"),
     "BEL byte": ("a: 1\nb: \x07\n", ":2: invalid YAML (the character U+0007 is not allowed in YAML)"),
     "tab indentation": (

@@ -47,6 +47,11 @@ from ragmeter.io.text_files import decode_text, line_of
 MAX_ALIAS_EXPANSION = 200_000
 """Values that YAML aliases may add to a document beyond the values it spells out."""
 
+MAX_FLOW_DEPTH = 1_000
+"""Brackets (``[`` and ``{``) a YAML document may nest; PyYAML's scanner is quadratic in the depth."""
+
+_BRACKET = re.compile(r"[\[\]{}]")
+
 TEXT_FIELDS = frozenset(
     {
         # ids
@@ -353,11 +358,26 @@ class _AliasBomb(Exception):
         self.node = node
 
 
+def _check_flow_depth(text: str, source: str) -> None:
+    """Refuse brackets nested deeper than :data:`MAX_FLOW_DEPTH` (counted fast, before PyYAML scans them)."""
+    if text.count("[") + text.count("{") <= MAX_FLOW_DEPTH:
+        return
+    depth = 0
+    for match in _BRACKET.finditer(text):
+        depth += 1 if match.group() in "[{" else -1
+        if depth > MAX_FLOW_DEPTH:
+            raise InputError(
+                f"invalid YAML (nested too deeply to read: more than {MAX_FLOW_DEPTH} levels)",
+                where=f"{source}:{line_of(text, match.start())}",
+            )
+
+
 def load_yaml(text: str, *, source: str, text_fields: frozenset[str] = TEXT_FIELDS) -> Any:
     """Parse one YAML document (see the module docstring); errors are :class:`InputError` naming the line.
 
     ``text_fields``: the keys whose values are read as the text written.
     """
+    _check_flow_depth(text, source)
     try:
         loader = _Loader(text)
         loader.text_fields = text_fields
@@ -365,7 +385,8 @@ def load_yaml(text: str, *, source: str, text_fields: frozenset[str] = TEXT_FIEL
             node = loader.get_single_node()
             if node is None:
                 return None
-            _check_aliases(node, MAX_ALIAS_EXPANSION)
+            if "*" in text:  # an alias (or just a star in a text): count what the aliases expand to
+                _check_aliases(node, MAX_ALIAS_EXPANSION)
             return loader.construct_document(node)
         finally:
             loader.dispose()
