@@ -14,8 +14,6 @@ from typing import Any
 
 import pytest
 
-from ragmeter.results import EvalResult
-
 DATASET = "samples:\n  - id: q1\n    expected_output: [d1]\n"
 OUTPUTS = '{"id": "q1", "output": ["d1"]}\n'
 SUITE = (
@@ -24,16 +22,6 @@ SUITE = (
 REGISTRY = "version: 1\ncorpora: {}\nsolver: {kind: python, function: 'm:f'}\nbenchmarks: []\n"
 CONFIG = "metrics:\n  retrieval:\n    default_k: 3\n"
 TRACE = '{"trace_id": "t1", "turns": []}\n'
-
-
-def _results(folder: Path) -> None:
-    EvalResult(
-        aggregate={"mrr": 0.5},
-        per_query={"q1": {"mrr": 0.5}},
-        n_queries=1,
-        n_scored={"mrr": 1},
-        n_skipped={"mrr": 0},
-    ).write(folder)
 
 
 def _write(tmp_path: Path, files: dict[str, str], bad: str, data: bytes) -> None:
@@ -79,11 +67,11 @@ ENCODINGS: dict[str, tuple[Callable[[str], bytes], str]] = {
 }
 
 
-def _setup(tmp_path: Path, reader: str, data: Callable[[str], bytes]) -> list[str]:
+def _setup(tmp_path: Path, reader: str, data: Callable[[str], bytes], results: Any) -> list[str]:
     files, bad, good, argv = READERS[reader]
     if bad.startswith("res/"):
-        _results(tmp_path / "res")
-        _results(tmp_path / "other")
+        results(tmp_path / "res")
+        results(tmp_path / "other")
         good = (tmp_path / bad).read_text(encoding="utf-8")
     _write(tmp_path, files, bad, data(good))
     return argv
@@ -92,16 +80,18 @@ def _setup(tmp_path: Path, reader: str, data: Callable[[str], bytes]) -> list[st
 @pytest.mark.parametrize("reader", list(READERS))
 @pytest.mark.parametrize("encoding", list(ENCODINGS))
 def test_a_file_in_another_encoding_is_named(
-    refused: Any, tmp_path: Path, reader: str, encoding: str
+    refused: Any, results_folder: Any, tmp_path: Path, reader: str, encoding: str
 ) -> None:
     data, message = ENCODINGS[encoding]
-    argv = _setup(tmp_path, reader, data)
+    argv = _setup(tmp_path, reader, data, results_folder)
     refused(argv, Path(READERS[reader][1]).name, message)
 
 
 @pytest.mark.parametrize("reader", list(READERS))
-def test_a_folder_given_for_a_file_says_so(refused: Any, tmp_path: Path, reader: str) -> None:
-    argv = _setup(tmp_path, reader, str.encode)
+def test_a_folder_given_for_a_file_says_so(
+    refused: Any, results_folder: Any, tmp_path: Path, reader: str
+) -> None:
+    argv = _setup(tmp_path, reader, str.encode, results_folder)
     bad = tmp_path / READERS[reader][1]
     bad.unlink()
     bad.mkdir()

@@ -12,8 +12,6 @@ from typing import Any
 
 import pytest
 
-from ragmeter.results import EvalResult
-
 BROKEN = {
     "repeated key": ('{"a": 1,\n "b": 2,\n "a": 3}\n', ":3: duplicate key 'a' in one object"),
     "repeated nested key": (
@@ -35,17 +33,6 @@ BROKEN = {
     "comment": ('{"a": 1 // one\n}\n', ":1: invalid JSON (Expecting ',' delimiter)"),
     "raw control character": ('{"a": "x\ty"}\n', ":1: invalid JSON (Invalid control character at)"),
 }
-
-
-def _results(folder: Path) -> Path:
-    EvalResult(
-        aggregate={"mrr": 0.5},
-        per_query={"q1": {"mrr": 0.5}},
-        n_queries=1,
-        n_scored={"mrr": 1},
-        n_skipped={"mrr": 0},
-    ).write(folder)
-    return folder
 
 
 def _put(tmp_path: Path, name: str, text: str) -> None:
@@ -86,27 +73,21 @@ def _traces(tmp_path: Path, text: str) -> list[str]:
 
 
 def _report(tmp_path: Path, text: str) -> list[str]:
-    _results(tmp_path / "res")
     (tmp_path / "res" / "metrics.json").write_text(text, encoding="utf-8")
     return ["report", "res", "--out", "r.html"]
 
 
 def _report_config(tmp_path: Path, text: str) -> list[str]:
-    _results(tmp_path / "res")
     (tmp_path / "res" / "config.json").write_text(text, encoding="utf-8")
     return ["report", "res", "--out", "r.html"]
 
 
 def _compare(tmp_path: Path, text: str) -> list[str]:
-    _results(tmp_path / "a")
-    _results(tmp_path / "b")
     (tmp_path / "b" / "metrics.json").write_text(text, encoding="utf-8")
     return ["compare", "a", "b", "--resamples", "100"]
 
 
 def _gate(tmp_path: Path, text: str) -> list[str]:
-    _results(tmp_path / "a")
-    _results(tmp_path / "b")
     (tmp_path / "a" / "metrics.json").write_text(text, encoding="utf-8")
     return ["gate", "a", "b", "--fail-on", "mrr<-0.1", "--resamples", "100"]
 
@@ -131,8 +112,10 @@ READERS: dict[str, tuple[Callable[[Path, str], list[str]], str]] = {
     [(r, c) for r in READERS for c in BROKEN if (r, c) != ("traces", "extra data")],
 )
 def test_broken_json_is_one_line_naming_file_and_line(
-    refused: Any, tmp_path: Path, reader: str, case: str
+    refused: Any, results_folder: Any, tmp_path: Path, reader: str, case: str
 ) -> None:
     make, name = READERS[reader]
     text, fragment = BROKEN[case]
+    for folder in ("res", "a", "b"):  # saved results, for report, compare and gate to read
+        results_folder(tmp_path / folder)
     refused(make(tmp_path, text), f"{name}{fragment}")

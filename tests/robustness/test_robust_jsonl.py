@@ -12,8 +12,6 @@ from typing import Any
 
 import pytest
 
-from ragmeter.results import EvalResult
-
 TRACE = '{"trace_id": "t1", "turns": [{"iterations": [{"searches": [{"query": "q", "results": [{"url": "https://a.example/x"}]}]}]}]}'
 
 BAD_LINES = {
@@ -55,13 +53,6 @@ def _labels(tmp_path: Path, lines: list[bytes]) -> list[str]:
 
 
 def _per_query(tmp_path: Path, lines: list[bytes]) -> list[str]:
-    EvalResult(
-        aggregate={"mrr": 0.5},
-        per_query={"q1": {"mrr": 0.5}},
-        n_queries=1,
-        n_scored={"mrr": 1},
-        n_skipped={"mrr": 0},
-    ).write(tmp_path / "res")
     (tmp_path / "res" / "per_query.jsonl").write_bytes(b"\n".join(lines) + b"\n")
     return ["report", "res", "--out", "r.html"]
 
@@ -78,20 +69,23 @@ READERS: dict[str, tuple[Callable[[Path, list[bytes]], list[str]], str, bytes]] 
 @pytest.mark.parametrize("reader", list(READERS))
 @pytest.mark.parametrize("case", list(BAD_LINES))
 def test_a_bad_line_after_a_blank_one_is_named_by_its_number(
-    refused: Any, tmp_path: Path, reader: str, case: str
+    refused: Any, results_folder: Any, tmp_path: Path, reader: str, case: str
 ) -> None:
+    results_folder(tmp_path / "res")  # for the per-query reader
     make, name, good = READERS[reader]
     bad, message = BAD_LINES[case]
     refused(make(tmp_path, [good, b"", bad]), f"{name}:3: {message}")
 
 
 @pytest.mark.parametrize("reader", list(READERS))
-def test_a_bad_first_line_is_line_1(refused: Any, tmp_path: Path, reader: str) -> None:
+def test_a_bad_first_line_is_line_1(refused: Any, results_folder: Any, tmp_path: Path, reader: str) -> None:
+    results_folder(tmp_path / "res")  # for the per-query reader
     make, name, good = READERS[reader]
     refused(make(tmp_path, [b'{"id": "x",}', good]), f"{name}:1: invalid JSON")
 
 
 @pytest.mark.parametrize("reader", ["outputs", "dataset", "per-query results"])
-def test_a_line_that_is_not_an_object(refused: Any, tmp_path: Path, reader: str) -> None:
+def test_a_line_that_is_not_an_object(refused: Any, results_folder: Any, tmp_path: Path, reader: str) -> None:
+    results_folder(tmp_path / "res")  # for the per-query reader
     make, name, good = READERS[reader]
     refused(make(tmp_path, [good, b"\r", b"[1, 2]"]), f"{name}:3: ")

@@ -159,23 +159,18 @@ def test_a_run_whose_system_answers_with_u2028_is_read_resumed_and_reported(
     assert "wrote" in accepted(["report", "out", "--out", "r.html"])
 
 
-def test_saved_results_with_a_byte_order_mark_and_crlf_are_read(accepted: Any, tmp_path: Path) -> None:
-    from ragmeter.results import EvalResult
-
-    for name, value in (("a", 0.25), ("b", 0.75)):
-        EvalResult(
-            aggregate={"mrr": value},
-            per_query={"q1": {"mrr": value}, "q2": {"mrr": value}},
-            n_queries=2,
-            n_scored={"mrr": 2},
-            n_skipped={"mrr": 0},
-        ).write(tmp_path / name)
+def test_saved_results_with_a_byte_order_mark_and_crlf_are_read(
+    accepted: Any, results_folder: Any, tmp_path: Path
+) -> None:
+    for name, value in (("a", 0.5), ("b", 1.0)):
+        results_folder(tmp_path / name)
         for file in ("metrics.json", "per_query.jsonl"):
             path = tmp_path / name / file
-            path.write_bytes(b"\xef\xbb\xbf" + path.read_bytes().replace(b"\n", b"\r\n"))
+            text = path.read_bytes().replace(b"0.5", str(value).encode())
+            path.write_bytes(b"\xef\xbb\xbf" + text.replace(b"\n", b"\r\n"))
     assert "wrote" in accepted(["report", "a", "--out", "a.html"])
     compared = json.loads(accepted(["compare", "a", "b", "--resamples", "100", "--json"]))
-    assert compared["n_shared_queries"] == 2
+    assert compared["n_shared_queries"] == 1
     assert compared["metrics"][0]["delta"] == 0.5
 
 
