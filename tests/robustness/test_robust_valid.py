@@ -182,3 +182,15 @@ def test_a_config_and_a_suite_with_a_byte_order_mark_and_crlf_are_read(accepted:
         accepted(["eval", "-d", "d.yaml", "-o", "o.jsonl", "-m", "hit", "--config", "c.yaml", "--json"])
     )
     assert result["aggregate"] == {"hit@1": 0.0}, "default_k 1 from the config: d1 is second"
+
+
+def test_a_trace_result_whose_url_urlsplit_refuses_is_kept_as_written(accepted: Any, tmp_path: Path) -> None:
+    result = {"url": "https://a.examp]le/x", "title": "A"}
+    trace = {
+        "trace_id": "t1",
+        "turns": [{"iterations": [{"searches": [{"query": "q", "results": [result]}]}]}],
+    }
+    (tmp_path / "t.jsonl").write_text(json.dumps(trace) + "\n", encoding="utf-8")
+    (tmp_path / "l.jsonl").write_text(json.dumps({"trace_id": "t1", "url": result["url"], "gain": 3}) + "\n")
+    out = json.loads(accepted(["agentic", "-t", "t.jsonl", "-l", "l.jsonl", "--json"]))
+    assert out["aggregate"]["averages_at_n"]["CG"] == 3.0
