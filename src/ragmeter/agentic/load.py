@@ -21,8 +21,8 @@ from ragmeter.agentic.importers import SearchToolMatcher, import_records
 from ragmeter.agentic.validate import LoadedTrace, unique_ids, validate_trace
 from ragmeter.errors import InputError
 from ragmeter.io.jsonyaml import json_lines, loads_json
-from ragmeter.io.records import Record, read_text
-from ragmeter.io.text_files import compression_of, decode_text, read_bytes
+from ragmeter.io.records import Record
+from ragmeter.io.text_files import compression_of, decode_text, read_bytes, read_text
 
 TraceFormat = Literal["native", "otel", "openai-agents", "langsmith"]
 TRACE_FORMATS: tuple[str, ...] = ("auto", "native", "otel", "openai-agents", "langsmith")
@@ -82,11 +82,9 @@ def load_native(records: Sequence[Record]) -> list[LoadedTrace]:
 
 def _lines(path: Path) -> Iterator[tuple[int, str]]:
     """Non-blank lines of a UTF-8 file with their numbers, read as a stream (lines end at ``\\n`` only)."""
-    raw: Iterable[bytes]
     try:
         if compression_of(path) is not None:
-            raw = read_bytes(path).split(b"\n")
-            yield from _decoded(path, raw)
+            yield from _decoded(path, read_bytes(path).split(b"\n"))
             return
         with path.open("rb") as handle:
             yield from _decoded(path, handle)
