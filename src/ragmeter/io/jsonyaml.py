@@ -81,7 +81,8 @@ TEXT_FIELDS = frozenset(
         "output",
         "actual_output",
         "aliases",
-        # texts and labels
+        # texts, names and labels
+        "input",
         "question",
         "query",
         "text",
@@ -93,6 +94,8 @@ TEXT_FIELDS = frozenset(
         "difficulty",
         "rel_path",
         "heading_path",
+        "name",
+        "description",
     }
 )
 """Keys whose values are read as the text written, wherever they occur in a YAML file.
