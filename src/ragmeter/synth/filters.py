@@ -1,0 +1,132 @@
+"""Filters run before verification: questions that give their answer away, and near-duplicates.
+
+- **answer_in_question** — the reference answer (normalised as the fuzzy judge normalises:
+  NFKC, case-folded, punctuation removed) appears as whole words inside the question.
+- **near_duplicate** — in generation order, a question is dropped when an earlier kept one
+  (of the same answerability, not of its own variant family) is a near-duplicate: rapidfuzz's
+  ``token_sort_ratio`` of the two normalised questions reaches ``fuzzy_threshold``; then, for
+  the pairs that share a source chunk or whose ``token_set_ratio`` reaches
+  ``bertscore_candidates``, a BERTScore F1 (the bundled offline MiniLM) of at least
+  ``bertscore_threshold``. Measured on MiniLM layer 6: close paraphrases score 0.90–0.96, the
+  same question about two different things 0.85, unrelated questions 0.4–0.65.
+
+A paraphrase of a question is meant to be close to it, so a question and its variants are
+never compared with each other.
+
+>>> d = Draft("fact-0000", "factual", "How long is the wait of 15 minutes?", ("15 minutes",), ("a",), {}, "easy", "factual:0")
+>>> answer_in_question(d)
+True
+>>> outcome = apply_filters([d, Draft("fact-0001", "factual", "Which team owns Atlas?", ("Platform",), ("b",), {}, "easy", "factual:1")],
+...                         FilterSettings(bertscore=False))
+>>> [x.id for x in outcome.kept], [(r.draft.id, r.reason) for r in outcome.rejected]
+(['fact-0001'], [('fact-0000', 'answer_in_question')])
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+from ragmeter.judges.fuzzy import normalise
+from ragmeter.synth.config import FilterSettings
+from ragmeter.synth.drafts import Draft
+
+Similarity = Callable[[str, Sequence[str]], Sequence[float]]
+"""``(question, others) -> scores``: one BERTScore F1 per other question."""
+
+
+@dataclass(frozen=True)
+class Rejection:
+    """A question dropped before or during verification, and why (a reason code and one sentence)."""
+
+    draft: Draft
+    reason: str
+    detail: str
+    stage: str = "filter"
+
+
+@dataclass
+class FilterOutcome:
+    """The drafts kept, in order, and the ones dropped with their reasons."""
+
+    kept: list[Draft] = field(default_factory=list)
+    rejected: list[Rejection] = field(default_factory=list)
+    bertscore_pairs: int = 0
+
+
+def answer_in_question(draft: Draft) -> bool:
+    """Whether any reference answer appears, as whole words, in the question."""
+    question = f" {normalise(draft.question)} "
+    for answer in draft.answers:
+        norm = normalise(answer)
+        if norm and re.search(rf"(?<!\w){re.escape(norm)}(?!\w)", question):
+            return True
+    return False
+
+
+def bertscore_similarity(model: str) -> Similarity:
+    """BERTScore F1 of a question against others, on ``model`` (loaded once, torch imported here)."""
+    from ragmeter.judges.bertscore import scorer_for
+    from ragmeter.judges.config import BertScoreConfig
+
+    scorer = scorer_for(BertScoreConfig(model=model, measure="f1"))
+
+    def similarity(question: str, others: Sequence[str]) -> list[float]:
+        return [row[0] for row in scorer.matrix(list(others), [question])] if others else []
+
+    return similarity
+
+
+def apply_filters(
+    drafts: Sequence[Draft], settings: FilterSettings, *, similarity: Similarity | None = None
+) -> FilterOutcome:
+    """Drop drafts that give their answer away, then near-duplicates (rapidfuzz, then BERTScore)."""
+    from rapidfuzz import fuzz
+
+    outcome = FilterOutcome()
+    survivors: list[Draft] = []
+    for draft in drafts:
+        if settings.answer_in_question and draft.answerable and answer_in_question(draft):
+            outcome.rejected.append(
+                Rejection(draft, "answer_in_question", "the question contains its answer")
+            )
+        else:
+            survivors.append(draft)
+    if settings.bertscore and similarity is None and len(survivors) > 1:
+        similarity = bertscore_similarity(settings.bertscore_model)
+    norms = {d.id: normalise(d.question) for d in survivors}
+    for draft in survivors:
+        peers = [k for k in outcome.kept if k.answerable == draft.answerable and k.family != draft.family]
+        lexical = [(k, fuzz.token_sort_ratio(norms[draft.id], norms[k.id])) for k in peers]
+        duplicate = next(((k, s) for k, s in lexical if s >= settings.fuzzy_threshold), None)
+        if duplicate is not None:
+            outcome.rejected.append(
+                Rejection(
+                    draft,
+                    "near_duplicate",
+                    f"token-sort ratio {duplicate[1]:.0f} with {duplicate[0].id}: {duplicate[0].question!r}",
+                )
+            )
+            continue
+        if settings.bertscore and similarity is not None:
+            candidates = [
+                k
+                for k in peers
+                if set(k.sources) & set(draft.sources)
+                or fuzz.token_set_ratio(norms[draft.id], norms[k.id]) >= settings.bertscore_candidates
+            ]
+            scores = list(similarity(draft.question, [k.question for k in candidates])) if candidates else []
+            outcome.bertscore_pairs += len(candidates)
+            best = max(zip(scores, candidates, strict=True), default=None, key=lambda pair: pair[0])
+            if best is not None and best[0] >= settings.bertscore_threshold:
+                outcome.rejected.append(
+                    Rejection(
+                        draft,
+                        "near_duplicate",
+                        f"BERTScore F1 {best[0]:.3f} with {best[1].id}: {best[1].question!r}",
+                    )
+                )
+                continue
+        outcome.kept.append(draft)
+    return outcome

@@ -1,0 +1,385 @@
+"""One ``ragmeter synth`` run: corpus -> generation -> filters -> verification -> dataset and report.
+
+Everything the run asks is logged before it is used, in ``<out stem>.synth/`` next to the
+dataset: ``generation.jsonl`` (one record per generation task) and ``trials/`` (the Monte
+Carlo trial log of each question, and its closed-book or abstention log). ``--resume``
+continues from them and asks nothing already answered; a finished run resumed makes no call.
+The dataset and the report are written atomically at the end — also after Ctrl-C, an error or
+a budget stop, with the questions decided so far.
+
+>>> default_work_dir(Path("results/synth/tests.yaml"))
+PosixPath('results/synth/tests.synth')
+"""
+
+from __future__ import annotations
+
+import contextlib
+import threading
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+
+from ragmeter.errors import ConfigError
+from ragmeter.io.digests import file_sha256
+from ragmeter.io.records import check_output_file, describe_validation_error
+from ragmeter.mining.miner import MiningProgress, SilentProgress
+from ragmeter.mining.solvers import Solver
+from ragmeter.synth.checks import ABSTAIN_SYSTEM_PROMPT
+from ragmeter.synth.config import LLMGeneratorSpec, SynthConfig, default_solver
+from ragmeter.synth.corpus import SynthCorpus, load_corpus
+from ragmeter.synth.dataset import dataset_document, write_dataset
+from ragmeter.synth.drafts import Draft, drafts_from_reply
+from ragmeter.synth.filters import FilterOutcome, Rejection, apply_filters
+from ragmeter.synth.generation import GenerationLog, GenerationStats, run_tasks
+from ragmeter.synth.generator import Generator, build_generator, task_variables
+from ragmeter.synth.plan import Task, plan_tasks, shortfall, variant_tasks
+from ragmeter.synth.report import build_report, report_paths, write_report
+from ragmeter.synth.verify import Verified, Verifier
+
+GENERATION_LOG = "generation.jsonl"
+TRIALS = "trials"
+
+
+def default_work_dir(out: Path) -> Path:
+    """``<out without suffix>.synth``: where the logs of a run go."""
+    stem = out.with_suffix("")
+    return stem.with_name(stem.name + ".synth")
+
+
+@dataclass
+class Overrides:
+    """Command-line options that win over ``synth.yaml`` (``None``: take the file's)."""
+
+    n: int | None = None
+    categories: Sequence[str] | None = None
+    seed: int | None = None
+    verify: bool | None = None
+    judge_config: Path | None = None
+    concurrency: int | None = None
+
+
+@dataclass
+class SynthOutcome:
+    """What a run did."""
+
+    out: Path
+    work_dir: Path
+    report_files: tuple[Path, Path]
+    report: dict[str, Any]
+    verified: list[Verified] = field(default_factory=list)
+    generation: GenerationStats = field(default_factory=GenerationStats)
+    budget_stop: str | None = None
+
+    @property
+    def pending(self) -> list[Verified]:
+        """Questions not decided (a failed call or the budget)."""
+        return [v for v in self.verified if v.status == "pending"]
+
+    @property
+    def complete(self) -> bool:
+        """True when nothing is left for ``--resume`` to do."""
+        return not self.pending and not self.generation.failed and self.budget_stop is None
+
+
+def apply_overrides(config: SynthConfig, overrides: Overrides) -> SynthConfig:
+    """The config with the command-line options applied (validated again)."""
+    from ragmeter.judges.config import load_judge_config
+
+    data: dict[str, Any] = {}
+    if overrides.n is not None:
+        data["n"] = overrides.n
+    if overrides.categories is not None:
+        data["categories"] = list(overrides.categories)
+    if overrides.seed is not None:
+        data["seed"] = overrides.seed
+    if overrides.verify is not None:
+        data["verification"] = config.verification.model_copy(update={"enabled": overrides.verify})
+    if overrides.judge_config is not None:
+        judge = load_judge_config(overrides.judge_config)
+        data["generator"] = LLMGeneratorSpec.model_validate({"kind": "llm", **judge.model_dump()})
+    if not data:
+        return config
+    try:
+        updated = SynthConfig.model_validate({**config.model_dump(exclude_unset=True), **data})
+    except ValidationError as exc:
+        raise ConfigError(describe_validation_error(exc, SynthConfig), where="command line") from None
+    updated._path = config._path
+    return updated
+
+
+def _build_solvers(config: SynthConfig, concurrency: int | None) -> tuple[Solver, Solver]:
+    """The blind solver, and the one used for abstention checks (an LLM told it may abstain)."""
+    from ragmeter.mining.registry import LLMSolverSpec
+
+    spec = config.solver
+    if spec is None:
+        if not isinstance(config.generator, LLMGeneratorSpec):
+            raise ConfigError("a python generator needs a solver: add a 'solver:' block", where=config.where)
+        spec = default_solver(config.generator)
+    if isinstance(spec, LLMSolverSpec):
+        from ragmeter.mining.llm_solver import LLMSolver
+
+        if concurrency is not None:
+            spec = spec.model_copy(update={"concurrency": concurrency})
+        abstain = spec.model_copy(update={"system_prompt": spec.system_prompt or ABSTAIN_SYSTEM_PROMPT})
+        return LLMSolver(spec, where="solver"), LLMSolver(abstain, where="solver")
+    from ragmeter.mining.solvers import load_python_solver
+
+    solver = load_python_solver(
+        spec.function,
+        python_path=[str(config.resolve(p)) for p in spec.python_path],
+        kwargs=spec.kwargs,
+        concurrency=concurrency or spec.concurrency,
+        name=spec.name,
+        where="solver.function",
+    )
+    return solver, solver
+
+
+def _clean(out: Path, work: Path) -> None:
+    """``--fresh``: delete the logs, dataset and report of an earlier run."""
+    for path in (work / GENERATION_LOG, *sorted((work / TRIALS).glob("*.jsonl"))):
+        path.unlink(missing_ok=True)
+    for folder in (work / TRIALS, work):
+        with contextlib.suppress(OSError):
+            folder.rmdir()
+    for path in (out, *report_paths(out)):
+        path.unlink(missing_ok=True)
+
+
+def _check_start(out: Path, work: Path, *, resume: bool, fresh: bool) -> None:
+    if resume and fresh:
+        raise ConfigError("choose one of --resume and --fresh")
+    check_output_file(out)
+    if fresh:
+        _clean(out, work)
+    elif not resume and (out.exists() or (work / GENERATION_LOG).exists()):
+        raise ConfigError(
+            f"{out} or its logs in {work} exist from an earlier run; pass --resume to continue or --fresh to start over"
+        )
+
+
+class _Stage:
+    """Generation bookkeeping: tasks, drafts and the outcome of each task."""
+
+    def __init__(self, corpus: SynthCorpus, log: GenerationLog) -> None:
+        self.corpus = corpus
+        self.log = log
+        self.texts = {c.id: corpus.text_of(c.id) for c in corpus.chunks}
+        self.outcomes: dict[str, str] = {}
+
+    def drafts(self, tasks: Sequence[Task], parents: Mapping[str, Draft]) -> list[Draft]:
+        out: list[Draft] = []
+        for task in tasks:
+            record = self.log.records.get(task.id)
+            if record is None:
+                continue
+            if record.get("status") != "ok":
+                self.outcomes[task.id] = "unusable_reply"
+                continue
+            made, why = drafts_from_reply(task, record.get("reply") or {}, texts=self.texts, parents=parents)
+            if why is not None:
+                self.outcomes[task.id] = why
+            out += made
+        return out
+
+
+def synthesize(
+    corpus_path: str | Path,
+    out: str | Path,
+    *,
+    config: SynthConfig | str | Path | None = None,
+    overrides: Overrides | None = None,
+    resume: bool = False,
+    fresh: bool = False,
+    work_dir: str | Path | None = None,
+    progress: Callable[[int], MiningProgress] | None = None,
+    notify: Callable[[str], None] | None = None,
+    on_task: Callable[[int, int], None] | None = None,
+) -> SynthOutcome:
+    """Generate, filter and verify a test set from a corpus; write the dataset and the report.
+
+    ``progress`` is called with the number of questions to verify and returns the trial
+    progress sink (as for ``ragmeter mine``); ``notify`` gets one line per step and per
+    question; ``on_task(done, total)`` is called as generation tasks finish.
+    """
+    from ragmeter.synth.config import load_config
+
+    notify = notify or (lambda message: None)
+    cfg = config if isinstance(config, SynthConfig) else load_config(config)
+    cfg = apply_overrides(cfg, overrides or Overrides())
+    if cfg.generator is None:
+        raise ConfigError(
+            "no generator: give --judge-config (a file with a 'judge:' block) or a 'generator:' block in --config"
+        )
+    out = Path(out)
+    work = Path(work_dir) if work_dir is not None else default_work_dir(out)
+    _check_start(out, work, resume=resume, fresh=fresh)
+    verify = cfg.verification.enabled
+    design = cfg.verification.bayes(cfg.where)
+    corpus = load_corpus(corpus_path, cfg.corpus)
+    counts = cfg.counts()
+    notify(
+        f"corpus {corpus_path}: {len(corpus)} {corpus.format} chunks; asking for {sum(counts.values())} questions"
+    )
+    generator = build_generator(
+        cfg.generator,
+        base_dir=cfg.base_dir,
+        versions=cfg.prompt_versions,
+        prompts_dir=cfg.resolve(cfg.prompts_dir) if cfg.prompts_dir else None,
+    )
+    solvers = _build_solvers(cfg, overrides.concurrency if overrides else None) if verify else None
+    fingerprint = {
+        "corpus": corpus.digest,
+        "seed": cfg.seed,
+        "plan": {"counts": counts, "min_source_tokens": cfg.corpus.min_source_tokens},
+        "generator": generator.identity(),
+    }
+    stats = GenerationStats()
+    verified: list[Verified] = []
+    drafts: list[Draft] = []
+    filtered = FilterOutcome()
+    stage: _Stage | None = None
+    made: dict[str, int] = {}
+    verifier: Verifier | None = None
+    try:
+        log = GenerationLog(work / GENERATION_LOG, fingerprint, resume=resume)
+        try:
+            stage = _Stage(corpus, log)
+            tasks = plan_tasks(corpus, counts, seed=cfg.seed, min_source_tokens=cfg.corpus.min_source_tokens)
+            made = {c: sum(1 for t in tasks if t.category == c) for c in counts}
+            first = _generate(tasks, stage, generator, stats, {}, notify, on_task, "first")
+            parents = {
+                d.id: d
+                for d in apply_filters(first, cfg.filters.model_copy(update={"bertscore": False})).kept
+            }
+            eligible = [(d.id, d.sources) for d in parents.values() if d.category in ("factual", "multi_hop")]
+            variants = variant_tasks(eligible, counts)
+            drafts = first + _generate(
+                variants, stage, generator, stats, parents, notify, on_task, "variants"
+            )
+            for kind in ("paraphrase", "adversarial"):
+                made[kind] = sum(1 for t in variants if kind in t.extra["make"])
+        finally:
+            log.close()
+        stats.unusable = {k: str(r.get("reason")) for k, r in log.records.items() if r.get("status") != "ok"}
+        filtered = apply_filters(drafts, cfg.filters)
+        notify(
+            f"generated {len(drafts)} questions; {len(filtered.rejected)} filtered out, "
+            f"{len(filtered.kept)} to {'verify' if verify else 'write (not verified)'}"
+        )
+        if not verify or solvers is None:
+            verified = [Verified(d, "kept", None, "not verified") for d in filtered.kept]
+        else:
+            sink = progress(len(filtered.kept)) if progress is not None else SilentProgress()
+            verifier = Verifier(
+                corpus=corpus,
+                settings=cfg.verification,
+                design=design,
+                solver=solvers[0],
+                abstain_solver=solvers[1],
+                seed=cfg.seed,
+                trials_dir=work / TRIALS,
+                resume=resume,
+                progress=sink,
+                stop_event=threading.Event(),
+            )
+            for draft in filtered.kept:
+                if verifier.budget is not None or stats.budget is not None:
+                    verified.append(
+                        Verified(draft, "pending", "incomplete", "not verified: the budget ran out")
+                    )
+                    continue
+                result = verifier.verify(draft)
+                verified.append(result)
+                notify(_question_line(result))
+    finally:
+        if verifier is not None:
+            verifier.close()
+        generator.close()
+        if solvers is not None:
+            for solver in {id(s): s for s in solvers}.values():
+                solver.close()
+        budget = stats.budget or (verifier.budget if verifier is not None else None)
+        header = {
+            "seed": cfg.seed,
+            "config": {
+                "path": str(cfg._path) if cfg._path else None,
+                "sha256": file_sha256(cfg._path) if cfg._path else None,
+            },
+            "generator": generator.identity(),
+            "solver": solvers[0].identity() if solvers else None,
+            "complete": not any(v.status == "pending" for v in verified)
+            and not stats.failed
+            and budget is None,
+            "logs": str(work),
+        }
+        report = build_report(
+            drafts=drafts,
+            filtered=[Rejection(r.draft, r.reason, r.detail) for r in filtered.rejected],
+            verified=verified,
+            generation=stats.to_dict(),
+            generation_outcomes=stage.outcomes if stage is not None else {},
+            requested=counts,
+            shortfall=shortfall(made, counts) if made else {},
+            verify=verify,
+            dataset=out,
+        )
+        kept = [v for v in verified if v.status == "kept"]
+        if drafts or verified:
+            write_dataset(
+                out,
+                dataset_document(
+                    kept, corpus=corpus, dataset_path=out, header=header, design=design, verify=verify
+                ),
+            )
+            files = write_report(out, report)
+        else:
+            files = report_paths(out)
+    return SynthOutcome(out, work, files, report, verified, stats, budget)
+
+
+def _generate(
+    tasks: Sequence[Task],
+    stage: _Stage,
+    generator: Generator,
+    stats: GenerationStats,
+    parents: Mapping[str, Draft],
+    notify: Callable[[str], None],
+    on_task: Callable[[int, int], None] | None,
+    label: str,
+) -> list[Draft]:
+    todo = sum(1 for t in tasks if t.id not in stage.log.records)
+    if tasks:
+        notify(f"generation ({label}): {len(tasks)} tasks, {len(tasks) - todo} from the log, {todo} to ask")
+    done = 0
+    lock = threading.Lock()
+
+    def tick(task: Task) -> None:
+        nonlocal done
+        with lock:
+            done += 1
+            if on_task is not None:
+                on_task(done, todo)
+
+    run_tasks(
+        tasks,
+        generator=generator,
+        log=stage.log,
+        variables=lambda task: task_variables(task, stage.corpus, parents),
+        stats=stats,
+        on_done=tick,
+    )
+    return stage.drafts(tasks, parents)
+
+
+def _question_line(result: Verified) -> str:
+    """One line per verified question: ``fact-0003: kept (factual; gold: a.md#A; 24 trials)``."""
+    trials = result.mined.conclusion.trials if result.mined and result.mined.conclusion else 0
+    if result.status == "kept":
+        gold = ", ".join(s.chunk_id for s in result.supports) or "none (unanswerable)"
+        return f"{result.draft.id}: kept as {result.category} (gold: {gold}; {trials} trials, {result.calls} calls)"
+    return f"{result.draft.id}: {result.status} ({result.reason}: {result.detail})"
