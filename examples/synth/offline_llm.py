@@ -34,16 +34,36 @@ BLANK = "___"
 SLIP_RATE = 0.1
 MATCH = 80.0
 MEMORY = [
-    # general knowledge a model has without any note (the statistics and rust notes restate it)
-    ("learning/statistics/bootstrap.md", "The course recommends at least 2,000 resamples for a 95% confidence interval."),
-    ("learning/rust/setup.md", "Install the toolchain with rustup; the course uses the stable channel, version 1.78 or newer."),
+    # general knowledge a model has without any note (these notes restate it)
+    (
+        "learning/statistics/bootstrap.md",
+        "The course recommends at least 2,000 resamples for a 95% confidence interval.",
+    ),
+    (
+        "learning/rust/setup.md",
+        "Install the toolchain with rustup; the course uses the stable channel, version 1.78 or newer.",
+    ),
+    (
+        "personal/recipes/sourdough.md",
+        "Bake at 250 °C for 20 minutes with the lid on, then for 25 minutes without the lid at 230 °C.",
+    ),
+    (
+        "personal/recipes/sourdough.md",
+        "Feed the starter with equal weights of flour and water, 50 g each, every 12 hours while it lives on the counter.",
+    ),
 ]
 UNITS = r"EUR|km|minutes?|hours?|days?|weeks?|months?|seconds?|nights?|resamples|Mbit|°C|g|m|lines|approvals"
-VALUE = re.compile(rf"\d{{1,2}}:\d{{2}}|\d{{4}}-\d{{2}}-\d{{2}}|\d[\d,.]*\d%?(?:\s(?:{UNITS})\b)?|\d%?(?:\s(?:{UNITS})\b)?")
+VALUE = re.compile(
+    rf"\d{{1,2}}:\d{{2}}|\d{{4}}-\d{{2}}-\d{{2}}|\d[\d,.]*\d%?(?:\s(?:{UNITS})\b)?|\d%?(?:\s(?:{UNITS})\b)?"
+)
 PASSAGE = re.compile(r"PASSAGE(?: [AB])? \[([^\]]+)\][^\n]*\n<<<\n(.*?)\n>>>", re.DOTALL)
 CLOZE = re.compile(r'"([^"]*___[^"]*)"')
 NAME = re.compile(r"(?<!^)\b([A-Z][A-Za-z]+(?:\s[A-Z][A-Za-z]+)?)\b")
-ASKS = ["What is the phone number of {}?", "In which year was {} founded?", "What is the email address of {}?"]
+ASKS = [
+    "What is the phone number of {}?",
+    "In which year was {} founded?",
+    "What is the email address of {}?",
+]
 
 
 def sentences(text: str) -> list[str]:
@@ -100,7 +120,13 @@ def _multi_hop(passages: list[tuple[str, str]]) -> dict[str, Any]:
         return {"question": question, "answer": v1, "snippet_a": s1, "snippet_b": "", "difficulty": "hard"}
     s2, v2 = second
     question = f'What completes these two lines from my notes: "{cloze(s1, v1)}" and "{cloze(s2, v2)}"?'
-    return {"question": question, "answer": f"{v1}; {v2}", "snippet_a": s1, "snippet_b": s2, "difficulty": "hard"}
+    return {
+        "question": question,
+        "answer": f"{v1}; {v2}",
+        "snippet_a": s1,
+        "snippet_b": s2,
+        "difficulty": "hard",
+    }
 
 
 def _recency(passages: list[tuple[str, str]]) -> dict[str, Any]:
@@ -111,7 +137,11 @@ def _recency(passages: list[tuple[str, str]]) -> dict[str, Any]:
             continue
         for old in sentences(older):
             old_value = first_value(old)
-            if old_value and old_value != new_value and fuzz.ratio(cloze(new, new_value), cloze(old, old_value)) >= MATCH:
+            if (
+                old_value
+                and old_value != new_value
+                and fuzz.ratio(cloze(new, new_value), cloze(old, old_value)) >= MATCH
+            ):
                 question = f'What is the current value in this line from my notes: "{cloze(new, new_value)}"?'
                 return {
                     "conflict": True,
@@ -124,22 +154,48 @@ def _recency(passages: list[tuple[str, str]]) -> dict[str, Any]:
     return {"conflict": False}
 
 
+def _pick(key: str, n: int) -> int:
+    return int(hashlib.sha256(key.encode()).hexdigest(), 16) % n
+
+
 def _unanswerable(passages: list[tuple[str, str]]) -> dict[str, Any]:
     passage_id, text = passages[0]
+    line = value_line(text)
+    if line is not None and _pick(passage_id, 3) == 0:
+        # a near miss too near: the same line "on weekends", which the notes answer anyway
+        sentence, value = line
+        twisted = cloze(sentence, value).rstrip(".") + " on weekends."
+        question = f'What completes this line from my notes: "{twisted}"?'
+        return {
+            "question": question,
+            "entity": sentence.split()[0],
+            "missing": "the weekend value",
+            "near_miss": sentence,
+        }
     names = [m.group(1) for s in sentences(text) for m in NAME.finditer(s)]
     if not names:
         return {"question": ""}
     entity = names[0]
-    ask = ASKS[int(hashlib.sha256(passage_id.encode()).hexdigest(), 16) % len(ASKS)]
-    return {"question": ask.format(entity), "entity": entity, "missing": ask.split(" of ")[0], "near_miss": ""}
+    ask = ASKS[_pick(passage_id, len(ASKS))]
+    return {
+        "question": ask.format(entity),
+        "entity": entity,
+        "missing": ask.split(" of ")[0],
+        "near_miss": "",
+    }
 
 
 def _variants(user: str) -> dict[str, Any]:
-    clozes = CLOZE.findall(user.split("ANSWER:")[0])
+    head, _, rest = user.partition("ANSWER:")
+    clozes = CLOZE.findall(head)
+    answer = rest.split("\n", 1)[0].strip()
     quoted = " and ".join(f'"{c}"' for c in clozes)
+    adversarial = f"I jotted down {quoted} a while ago and forgot the missing bit. What was it?"
+    if _pick(head, 2):  # a careless rewrite that gives the answer away
+        adversarial = f"I jotted down {quoted} a while ago. Was the missing bit {answer}?"
     return {
         "paraphrase": f"Fill in the blank{'s' if len(clozes) > 1 else ''} from my notes: {quoted}",
-        "adversarial": f"I jotted down {quoted} a while ago and forgot the missing bit. What was it?",
+        "adversarial": adversarial,
     }
 
 
@@ -218,7 +274,9 @@ def reply(messages: list[dict[str, str]], headers: dict[str, str]) -> str:
     question = task.rsplit("\n\n", 1)[0]
     documents = [
         (m.group(1), m.group(2))
-        for m in re.finditer(r"^\[\d+\] (.+)\n(.*?)(?=\n\n\[\d+\] |\Z)", body.removeprefix("Documents:\n\n"), re.M | re.S)
+        for m in re.finditer(
+            r"^\[\d+\] ([^\n]+)\n(.*?)(?=\n\n\[\d+\] |\Z)", body.removeprefix("Documents:\n\n"), re.M | re.S
+        )
     ]
     seed = int(hashlib.sha256(lowered.get("x-ragmeter-trial", user).encode()).hexdigest()[:12], 16)
     return answer(question, documents, seed)

@@ -46,7 +46,7 @@ _ABSTAINED = re.compile(
     r"|\bnot (?:stated|mentioned|given|provided|specified|included|found|known|in the (?:documents?|notes?|context))\b"
     r"|\b(?:cannot|can't|can not|unable to) (?:be )?(?:determined?|answer(?:ed)?|tell|find|know|say)\b"
     r"|\b(?:don't|do not|doesn't|does not|did not) (?:know|say|state|mention|contain|specify|include)\b"
-    r"|\bno (?:information|mention|answer|details?)\b|\bunknown\b",
+    r"|\bno (?:information|mention|answer|details?)\b|\bunknown\b|\bnot sure\b",
     re.IGNORECASE,
 )
 

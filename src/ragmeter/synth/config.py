@@ -123,6 +123,10 @@ class VerificationSettings(BaseModel):
     closed_book_trials: int = Field(default=3, ge=0, le=20, description="no-context trials (0: no check)")
     closed_book_max_passes: int = Field(default=0, ge=0, description="more passes than this: rejected")
     answer_threshold: float = Field(default=90.0, ge=0, le=100, description="fuzzy match of the answer")
+    sufficiency_trials: int = Field(
+        default=4, ge=0, le=20, description="trials showing only the verified gold (0: no check)"
+    )
+    sufficiency_min_passes: int = Field(default=2, ge=1, description="passes those trials need")
     unanswerable_top_k: int = Field(default=5, ge=1, le=30, description="chunks shown to the solver")
     unanswerable_trials: int = Field(default=3, ge=1, le=20, description="every one must abstain")
     recency_min_newer_rate: float = Field(

@@ -109,7 +109,7 @@ def sample_record(
     if verified.mined is not None:
         pair = pair_record(verified.mined, dataset_path=dataset_path, shared={})
         candidates = {c["fqn"]: c for c in pair["candidates"]}
-        verification = dict(pair["verification"])
+        verification = {k: v for k, v in pair["verification"].items() if k not in ("design", "solver")}
     if not verify:
         verification = {"status": "UNVERIFIED"}
     for name, check in verified.checks.items():

@@ -24,10 +24,14 @@ True
 
 from __future__ import annotations
 
+import hashlib
+import json
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 
+from ragmeter.io.atomic import write_text_atomic
 from ragmeter.judges.fuzzy import normalise
 from ragmeter.synth.config import FilterSettings
 from ragmeter.synth.drafts import Draft
@@ -66,16 +70,73 @@ def answer_in_question(draft: Draft) -> bool:
 
 
 def bertscore_similarity(model: str) -> Similarity:
-    """BERTScore F1 of a question against others, on ``model`` (loaded once, torch imported here)."""
+    """BERTScore F1 of a question against others, on ``model`` (loaded once, torch imported here).
+
+    torch runs on one thread: on batches this small its thread pool costs more than it gives
+    (measured 15 times slower with two threads on a busy two-core machine).
+    """
+    import torch
+
     from ragmeter.judges.bertscore import scorer_for
     from ragmeter.judges.config import BertScoreConfig
 
+    torch.set_num_threads(1)
     scorer = scorer_for(BertScoreConfig(model=model, measure="f1"))
 
     def similarity(question: str, others: Sequence[str]) -> list[float]:
         return [row[0] for row in scorer.matrix(list(others), [question])] if others else []
 
     return similarity
+
+
+class CachedSimilarity:
+    """BERTScore F1 with a file of the scores already computed (the model loads only for a new pair).
+
+    The score of a pair does not depend on its order (F1 is symmetric), so the key is the
+    sorted pair and the model.
+
+    >>> sim = CachedSimilarity(None, "m", compute=lambda q, others: [0.5 for _ in others])
+    >>> sim("a", ["b", "c"]), sim("c", ["a"]), sim.computed
+    ([0.5, 0.5], [0.5], 2)
+    """
+
+    def __init__(self, path: Path | None, model: str, *, compute: Similarity | None = None) -> None:
+        self.path = path
+        self.model = model
+        self.computed = 0
+        self._compute = compute
+        self.scores: dict[str, float] = {}
+        if path is not None and path.is_file():
+            try:
+                data = json.loads(path.read_text(encoding="utf-8"))
+                if data.get("model") == model:
+                    self.scores = {str(k): float(v) for k, v in data.get("scores", {}).items()}
+            except (OSError, ValueError, AttributeError):
+                self.scores = {}  # a damaged cache is rebuilt
+
+    def _key(self, a: str, b: str) -> str:
+        first, second = sorted((a, b))
+        return hashlib.sha256(f"{self.model}\0{first}\0{second}".encode()).hexdigest()
+
+    def __call__(self, question: str, others: Sequence[str]) -> list[float]:
+        """Scores of ``question`` against each of ``others``."""
+        keys = [self._key(question, other) for other in others]
+        missing = [(k, o) for k, o in zip(keys, others, strict=True) if k not in self.scores]
+        if missing:
+            if self._compute is None:
+                self._compute = bertscore_similarity(self.model)
+            values = self._compute(question, [o for _, o in missing])
+            for (key, _), value in zip(missing, values, strict=True):
+                self.scores[key] = float(value)
+            self.computed += len(missing)
+        return [self.scores[k] for k in keys]
+
+    def save(self) -> None:
+        """Write the scores (atomically) when any was computed."""
+        if self.path is not None and self.computed:
+            write_text_atomic(
+                self.path, json.dumps({"model": self.model, "scores": self.scores}, sort_keys=True)
+            )
 
 
 def apply_filters(
@@ -93,8 +154,8 @@ def apply_filters(
             )
         else:
             survivors.append(draft)
-    if settings.bertscore and similarity is None and len(survivors) > 1:
-        similarity = bertscore_similarity(settings.bertscore_model)
+    if settings.bertscore and similarity is None:
+        similarity = CachedSimilarity(None, settings.bertscore_model)
     norms = {d.id: normalise(d.question) for d in survivors}
     for draft in survivors:
         peers = [k for k in outcome.kept if k.answerable == draft.answerable and k.family != draft.family]

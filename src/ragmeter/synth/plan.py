@@ -22,7 +22,7 @@ of the questions (``fact-0003``) stay the same.
 >>> chunks = [Chunk(f"n{i}.md#A", f"n{i}.md", ("A",), f"Orion budget is {i} EUR for the team.", 8) for i in range(4)]
 >>> corpus = SynthCorpus(Path("v"), "vault", chunks, Bm25Scorer.build([chunk_terms(c) for c in chunks], k1=1.5, b=0.75))
 >>> [t.id for t in plan_tasks(corpus, {"factual": 2, "multi_hop": 1}, seed=1, min_source_tokens=4)]
-['factual:0', 'factual:1', 'multi_hop:0']
+['multi_hop:0', 'factual:0', 'factual:1']
 """
 
 from __future__ import annotations
@@ -157,6 +157,12 @@ def _recency_pairs(corpus: SynthCorpus, sources: list[str], count: int, seed: in
     return tasks
 
 
+STAGE_ORDER = ("multi_hop", "recency", "factual", "unanswerable")
+"""The order of the first-stage tasks (and so of their questions): of two near-duplicates the
+filters keep the earlier, so the one claiming more source chunks wins (its verification can
+tell which of them matter)."""
+
+
 def plan_tasks(
     corpus: SynthCorpus, counts: Mapping[str, int], *, seed: int, min_source_tokens: int
 ) -> list[Task]:
@@ -170,8 +176,7 @@ def plan_tasks(
         tasks += _multi_hop_pairs(corpus, sources, counts["multi_hop"], seed)
     if counts.get("recency", 0):
         tasks += _recency_pairs(corpus, sources, counts["recency"], seed)
-    order = {c: i for i, c in enumerate(("factual", "multi_hop", "recency", "unanswerable"))}
-    return sorted(tasks, key=lambda t: (order[t.category], t.index))
+    return sorted(tasks, key=lambda t: (STAGE_ORDER.index(t.category), t.index))
 
 
 def variant_tasks(parents: Sequence[tuple[str, tuple[str, ...]]], counts: Mapping[str, int]) -> list[Task]:

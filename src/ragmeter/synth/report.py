@@ -30,6 +30,7 @@ REASONS = {
     "hopeless": "the solver fails even with the gold chunks (a wrong answer key or a bad question)",
     "unresolved": "the trials reached the cap without deciding",
     "no_verified_support": "no chunk was verified necessary",
+    "gold_not_sufficient": "shown only its verified gold, the solver fails: a needed chunk is missing",
     "newer_not_verified": "recency: the newer chunk is not verified necessary",
     "conflict_not_verified": "recency: the older chunk does not give the older value",
     "newer_not_preferred": "recency: with both chunks shown the solver does not give the newer value",
@@ -141,6 +142,7 @@ def build_report(
             "generator": dict(generation),
             "solver": {
                 "calls": calls,
+                "calls_this_run": sum(v.new_calls for v in verified),
                 "calls_per_question": round(calls / len(verified), 2) if verified else None,
                 "cost_usd": round(known, 6) if calls > unpriced else None,
                 "unpriced_calls": unpriced,
@@ -185,8 +187,9 @@ def summary_lines(report: Mapping[str, Any]) -> list[str]:
     gen = report["cost"]["generator"]
     solver = report["cost"]["solver"]
     lines.append(
-        f"  calls: generator {gen['http_calls']} ({gen['cache_hits']} from the cache, {gen['from_log']} tasks "
-        f"from the log), solver {solver['calls']}; cost: generator "
+        f"  calls this run: generator {gen['http_calls']} ({gen['cache_hits']} answered from the cache, "
+        f"{gen['from_log']} tasks from the log), solver {solver['calls_this_run']} "
+        f"(of {solver['calls']} recorded); cost: generator "
         f"{_money(gen['cost_usd'], gen['unpriced_calls'])}, "
         f"solver {_money(solver['cost_usd'], solver['unpriced_calls'])}"
     )

@@ -32,7 +32,7 @@ from ragmeter.synth.config import LLMGeneratorSpec, SynthConfig, default_solver
 from ragmeter.synth.corpus import SynthCorpus, load_corpus
 from ragmeter.synth.dataset import dataset_document, write_dataset
 from ragmeter.synth.drafts import Draft, drafts_from_reply
-from ragmeter.synth.filters import FilterOutcome, Rejection, apply_filters
+from ragmeter.synth.filters import CachedSimilarity, FilterOutcome, Rejection, apply_filters
 from ragmeter.synth.generation import GenerationLog, GenerationStats, run_tasks
 from ragmeter.synth.generator import Generator, build_generator, task_variables
 from ragmeter.synth.plan import Task, plan_tasks, shortfall, variant_tasks
@@ -40,6 +40,7 @@ from ragmeter.synth.report import build_report, report_paths, write_report
 from ragmeter.synth.verify import Verified, Verifier
 
 GENERATION_LOG = "generation.jsonl"
+SIMILARITIES = "bertscore.json"
 TRIALS = "trials"
 
 
@@ -141,7 +142,7 @@ def _build_solvers(config: SynthConfig, concurrency: int | None) -> tuple[Solver
 
 def _clean(out: Path, work: Path) -> None:
     """``--fresh``: delete the logs, dataset and report of an earlier run."""
-    for path in (work / GENERATION_LOG, *sorted((work / TRIALS).glob("*.jsonl"))):
+    for path in (work / GENERATION_LOG, work / SIMILARITIES, *sorted((work / TRIALS).glob("*.jsonl"))):
         path.unlink(missing_ok=True)
     for folder in (work / TRIALS, work):
         with contextlib.suppress(OSError):
@@ -266,7 +267,9 @@ def synthesize(
         finally:
             log.close()
         stats.unusable = {k: str(r.get("reason")) for k, r in log.records.items() if r.get("status") != "ok"}
-        filtered = apply_filters(drafts, cfg.filters)
+        similarity = CachedSimilarity(work / SIMILARITIES, cfg.filters.bertscore_model)
+        filtered = apply_filters(drafts, cfg.filters, similarity=similarity)
+        similarity.save()
         notify(
             f"generated {len(drafts)} questions; {len(filtered.rejected)} filtered out, "
             f"{len(filtered.kept)} to {'verify' if verify else 'write (not verified)'}"

@@ -13,11 +13,16 @@ For an answerable question (factual, multi-hop, recency, paraphrase, adversarial
    finds no document matters (``trivial``: the solver passes anyway; ``hopeless``: it fails
    even with the gold), cannot decide (``unresolved``) or says YES to nothing
    (``no_verified_support``).
-3. The required support groups follow the identified structure: ``d AND e`` gives two groups
+3. **Sufficiency.** Shown only its verified gold chunks, ``sufficiency_trials`` times, the
+   solver must pass at least ``sufficiency_min_passes`` times (``gold_not_sufficient``
+   otherwise): a question whose answer needs a chunk the trials did not identify (say, one of
+   two interchangeable copies of a fact *and* another chunk — a structure of three documents,
+   outside the design's model) is not written with incomplete supports.
+4. The required support groups follow the identified structure: ``d AND e`` gives two groups
    (a multi-hop question), ``d OR e`` one group of two, ``{d}`` one group. A factual or
    multi-hop question is labelled by what was verified: two groups make it ``multi_hop``,
    one ``factual`` (its generated category is kept in ``synth.generated_category``).
-4. **Recency/conflict** questions also need: the newer chunk ``YES``; in the trials that show
+5. **Recency/conflict** questions also need: the newer chunk ``YES``; in the trials that show
    the older chunk without the newer one, the solver gives the older value at least half the
    time (the conflict is real); in the trials that show both, it passes at least
    ``recency_min_newer_rate`` of the time (the rule ``cite_newer`` can be applied). The older
@@ -53,6 +58,7 @@ from ragmeter.mining.miner import (
 )
 from ragmeter.mining.questions import MiningQuestion
 from ragmeter.mining.solvers import Solver
+from ragmeter.mining.triallog import read_log
 from ragmeter.mining.validators import GroundTruth
 from ragmeter.synth.checks import (
     ABSTAIN_INSTRUCTION,
@@ -97,6 +103,8 @@ class Verified:
     dropped: list[tuple[str, str]] = field(default_factory=list)
     mined: MinedQuestion | None = None
     checks: dict[str, FixedTrials] = field(default_factory=dict)
+    new_calls: int = 0
+    """Solver calls made for this question in this run (the logs held the others)."""
 
     def __post_init__(self) -> None:
         self.category = self.category or self.draft.category
@@ -116,6 +124,14 @@ class Verified:
         if self.mined is not None:
             known, unpriced = known + self.mined.cost_usd, unpriced + self.mined.unpriced_calls
         return known, unpriced
+
+
+def _recorded_calls(path: Path) -> int:
+    """Solver calls a trial log records (0 when there is none)."""
+    if not path.exists():
+        return 0
+    contents = read_log(path)
+    return len(contents.trials) + len(contents.errors)
 
 
 def _closed_book_settled(limit: int) -> Any:
@@ -170,9 +186,14 @@ class Verifier:
 
     def verify(self, draft: Draft) -> Verified:
         """Verify one question (resuming whatever its logs already hold)."""
-        if draft.answerable:
-            return self._answerable(draft)
-        return self._unanswerable(draft)
+        logs = [
+            self._log(draft),
+            *(self._log(draft, c) for c in ("closed_book", "abstention", "sufficiency")),
+        ]
+        before = sum(_recorded_calls(path) for path in logs)
+        result = self._answerable(draft) if draft.answerable else self._unanswerable(draft)
+        result.new_calls = sum(_recorded_calls(path) for path in logs) - before
+        return result
 
     def _pending(self, draft: Draft, detail: str, **fields: Any) -> Verified:
         return Verified(draft, "pending", "incomplete", detail, **fields)
@@ -251,7 +272,47 @@ class Verifier:
         self.budget = self.budget or budget
         if mined.conclusion is None:
             return self._pending(draft, mined.error or "not decided", mined=mined, checks=checks)
-        return conclude(draft, mined, self.answer_match, self.settings, checks)
+        result = conclude(draft, mined, self.answer_match, self.settings, checks)
+        if result.status == "kept" and draft.category != "recency" and s.sufficiency_trials:
+            return self._sufficiency(result, truth, seed)
+        return result
+
+    def _sufficiency(self, result: Verified, truth: GroundTruth, seed: int) -> Verified:
+        """Shown its verified gold alone, the solver must pass: no needed chunk is missing."""
+        s = self.settings
+        need = min(s.sufficiency_min_passes, s.sufficiency_trials)
+        gold = [support.chunk_id for support in result.supports]
+
+        def settled(passes: int, fails: int) -> bool:
+            return passes >= need or fails > s.sufficiency_trials - need
+
+        check = run_fixed_trials(
+            name="sufficiency",
+            pair_id=result.draft.id,
+            query=result.draft.question,
+            documents=[(c, self.corpus.text_of(c)) for c in gold],
+            trials=s.sufficiency_trials,
+            seed=seed,
+            solver=self.solver,
+            validator=self.answer_match,
+            truth=truth,
+            log_path=self._log(result.draft, "sufficiency"),
+            resume=self.resume,
+            settled=settled,
+        )
+        result.checks["sufficiency"] = check
+        if not is_complete(check, settled):
+            self.budget = self.budget or check.budget
+            return self._pending(
+                result.draft, check.budget or "a solver call failed", mined=result.mined, checks=result.checks
+            )
+        if check.passes < need:
+            result.status, result.reason = "rejected", "gold_not_sufficient"
+            result.detail = (
+                f"shown only its verified gold ({', '.join(gold)}) the solver passed {check.passes}/"
+                f"{len(check.trials)} trials: a needed chunk is missing or was not identified"
+            )
+        return result
 
     def _mining_question(self, draft: Draft, truth: GroundTruth, seed: int) -> MiningQuestion:
         distractors = self.corpus.search(
