@@ -165,7 +165,7 @@ class FilterSettings(BaseModel):
         default=40.0,
         ge=0,
         le=100,
-        description="pairs scored by BERTScore: same source chunk, or token-set ratio at least this",
+        description="two unanswerable questions may be duplicates when their token-set ratio is at least this",
     )
 
 

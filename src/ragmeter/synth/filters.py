@@ -2,13 +2,15 @@
 
 - **answer_in_question** — the reference answer (normalised as the fuzzy judge normalises:
   NFKC, case-folded, punctuation removed) appears as whole words inside the question.
-- **near_duplicate** — in generation order, a question is dropped when an earlier kept one
-  (of the same answerability, not of its own variant family) is a near-duplicate: rapidfuzz's
-  ``token_sort_ratio`` of the two normalised questions reaches ``fuzzy_threshold``; then, for
-  the pairs that share a source chunk or whose ``token_set_ratio`` reaches
-  ``bertscore_candidates``, a BERTScore F1 (the bundled offline MiniLM) of at least
-  ``bertscore_threshold``. Measured on MiniLM layer 6: close paraphrases score 0.90–0.96, the
-  same question about two different things 0.85, unrelated questions 0.4–0.65.
+- **near_duplicate** — in generation order, a question is dropped when an earlier kept one is
+  a near-duplicate: it asks for the *same fact* (two answerable questions: a shared source
+  chunk or the same normalised answer; two unanswerable ones: a rapidfuzz ``token_set_ratio``
+  of at least ``bertscore_candidates``) *in close words*: rapidfuzz's ``token_sort_ratio`` of
+  the two normalised questions reaches ``fuzzy_threshold``, or else their BERTScore F1 (the
+  bundled offline MiniLM) reaches ``bertscore_threshold``. Measured on MiniLM layer 6: close
+  paraphrases score 0.90–0.96, the same question about two different things 0.85, unrelated
+  questions 0.4–0.65. The same-fact test keeps "What is the Alpha locker code?" and "What is
+  the Beta locker code?" apart, which text similarity alone would not.
 
 A paraphrase of a question is meant to be close to it, so a question and its variants are
 never compared with each other.
@@ -157,8 +159,17 @@ def apply_filters(
     if settings.bertscore and similarity is None:
         similarity = CachedSimilarity(None, settings.bertscore_model)
     norms = {d.id: normalise(d.question) for d in survivors}
+    answers = {d.id: {normalise(a) for a in d.answers} for d in survivors}
+
+    def same_fact(a: Draft, b: Draft) -> bool:
+        if a.answerable != b.answerable or a.family == b.family:
+            return False
+        if a.answerable:
+            return bool(set(a.sources) & set(b.sources) or answers[a.id] & answers[b.id])
+        return fuzz.token_set_ratio(norms[a.id], norms[b.id]) >= settings.bertscore_candidates
+
     for draft in survivors:
-        peers = [k for k in outcome.kept if k.answerable == draft.answerable and k.family != draft.family]
+        peers = [k for k in outcome.kept if same_fact(draft, k)]
         lexical = [(k, fuzz.token_sort_ratio(norms[draft.id], norms[k.id])) for k in peers]
         duplicate = next(((k, s) for k, s in lexical if s >= settings.fuzzy_threshold), None)
         if duplicate is not None:
@@ -170,17 +181,11 @@ def apply_filters(
                 )
             )
             continue
-        if settings.bertscore and similarity is not None:
-            candidates = [
-                k
-                for k in peers
-                if set(k.sources) & set(draft.sources)
-                or fuzz.token_set_ratio(norms[draft.id], norms[k.id]) >= settings.bertscore_candidates
-            ]
-            scores = list(similarity(draft.question, [k.question for k in candidates])) if candidates else []
-            outcome.bertscore_pairs += len(candidates)
-            best = max(zip(scores, candidates, strict=True), default=None, key=lambda pair: pair[0])
-            if best is not None and best[0] >= settings.bertscore_threshold:
+        if settings.bertscore and similarity is not None and peers:
+            scores = list(similarity(draft.question, [k.question for k in peers]))
+            outcome.bertscore_pairs += len(peers)
+            best = max(zip(scores, peers, strict=True), key=lambda pair: pair[0])
+            if best[0] >= settings.bertscore_threshold:
                 outcome.rejected.append(
                     Rejection(
                         draft,
