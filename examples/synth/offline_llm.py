@@ -280,3 +280,22 @@ def reply(messages: list[dict[str, str]], headers: dict[str, str]) -> str:
     ]
     seed = int(hashlib.sha256(lowered.get("x-ragmeter-trial", user).encode()).hexdigest()[:12], 16)
     return answer(question, documents, seed)
+
+
+def planted_truth(question: str, answer: str, notes: dict[str, str]) -> list[set[str]]:
+    """For each blank of a question: the notes (``rel_path -> text``) whose line reads so with the answer's value.
+
+    This is the truth verification is measured against: the solver can fill a blank only from
+    a document holding its line.
+    """
+    groups = []
+    for line, value in zip(CLOZE.findall(question), answer.split("; "), strict=True):
+        groups.append(
+            {
+                rel_path
+                for rel_path, text in notes.items()
+                for sentence in sentences(text)
+                if value in sentence and cloze(sentence, value) == line
+            }
+        )
+    return groups

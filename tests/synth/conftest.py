@@ -78,18 +78,9 @@ def write_vault(folder: Path, notes: dict[str, str] | None = None) -> Path:
     return folder
 
 
-def planted_truth(question: str, answer: str, notes: dict[str, str] | None = None) -> list[set[str]]:
-    """For each blank of a question, the notes whose line reads exactly so with the answer's value."""
-    groups = []
-    values = answer.split("; ")
-    for line, value in zip(offline.CLOZE.findall(question), values, strict=True):
-        holders = set()
-        for rel_path, text in (notes or NOTES).items():
-            for sentence in offline.sentences(text):
-                if value in sentence and offline.cloze(sentence, value) == line:
-                    holders.add(rel_path)
-        groups.append(holders)
-    return groups
+def planted_truth(question: str, answer: str) -> list[set[str]]:
+    """For each blank of a question, the planted notes whose line reads so with the answer's value."""
+    return list(offline.planted_truth(question, answer, NOTES))
 
 
 def scripted_reply(messages: list[dict[str, str]], headers: dict[str, str]) -> str:

@@ -29,7 +29,8 @@ from typing import Any
 
 from ragmeter.errors import ConfigError
 from ragmeter.judges.cache import JudgeCache
-from ragmeter.judges.client import ChatReply, Endpoint, JudgeCallError, JudgeClient
+from ragmeter.judges.chat import ChatReply, Endpoint, JudgeCallError
+from ragmeter.judges.client import JudgeClient
 from ragmeter.judges.costs import CostMeter, price_for
 from ragmeter.judges.engine import Asked, Engine
 from ragmeter.judges.prompt_files import PromptTemplate, load_prompt
@@ -138,7 +139,16 @@ def build_generator(
     versions: Mapping[str, str],
     prompts_dir: Path | None,
 ) -> Generator:
-    """The generator of ``spec``; a Python function is imported from ``python_path`` (relative to ``base_dir``)."""
+    """The generator of ``spec``; a Python function is imported from ``python_path`` (relative to ``base_dir``).
+
+    Everything is checked (prompts, function, key, prices) before the judge cache is opened.
+    """
+    folders: dict[str, Path] = {}
+    templates: dict[str, PromptTemplate] = {}
+    for prompt in sorted(set(PROMPT_IDS.values())):
+        version = versions.get(prompt, "v1")
+        folders[prompt] = _prompt_dir(prompt, version, prompts_dir)
+        templates[prompt] = load_prompt(prompt, version, prompts_dir=folders[prompt])
     client: JudgeClient | PythonChat
     cache: JudgeCache | None = None
     if isinstance(spec, PythonGeneratorSpec):
@@ -199,21 +209,18 @@ def build_generator(
             "max_tokens": spec.max_tokens,
         }
         concurrency = spec.concurrency
-    engines: dict[str, Engine] = {}
-    templates: dict[str, PromptTemplate] = {}
-    for prompt in sorted(set(PROMPT_IDS.values())):
-        version = versions.get(prompt, "v1")
-        folder = _prompt_dir(prompt, version, prompts_dir)
-        engines[prompt] = Engine(
+    engines = {
+        prompt: Engine(
             endpoint=endpoint,
             client=client,
             cache=cache,
             meter=meter,
             price=price,
-            prompt_versions={prompt: version},
-            prompts_dir=folder,
+            prompt_versions={prompt: template.version},
+            prompts_dir=folders[prompt],
         )
-        templates[prompt] = load_prompt(prompt, version, prompts_dir=folder)
+        for prompt, template in templates.items()
+    }
     return Generator(engines, templates, meter, cache, client, concurrency, description)
 
 

@@ -152,12 +152,11 @@ def _clean(out: Path, work: Path) -> None:
 
 
 def _check_start(out: Path, work: Path, *, resume: bool, fresh: bool) -> None:
+    """Refuse a run that would mix with an earlier one (before anything is read, written or deleted)."""
     if resume and fresh:
         raise ConfigError("choose one of --resume and --fresh")
     check_output_file(out)
-    if fresh:
-        _clean(out, work)
-    elif not resume and (out.exists() or (work / GENERATION_LOG).exists()):
+    if not resume and not fresh and (out.exists() or (work / GENERATION_LOG).exists()):
         raise ConfigError(
             f"{out} or its logs in {work} exist from an earlier run; pass --resume to continue or --fresh to start over"
         )
@@ -221,18 +220,20 @@ def synthesize(
     _check_start(out, work, resume=resume, fresh=fresh)
     verify = cfg.verification.enabled
     design = cfg.verification.bayes(cfg.where)
-    corpus = load_corpus(corpus_path, cfg.corpus)
     counts = cfg.counts()
-    notify(
-        f"corpus {corpus_path}: {len(corpus)} {corpus.format} chunks; asking for {sum(counts.values())} questions"
-    )
+    corpus = load_corpus(corpus_path, cfg.corpus)
+    solvers = _build_solvers(cfg, overrides.concurrency if overrides else None) if verify else None
     generator = build_generator(
         cfg.generator,
         base_dir=cfg.base_dir,
         versions=cfg.prompt_versions,
         prompts_dir=cfg.resolve(cfg.prompts_dir) if cfg.prompts_dir else None,
     )
-    solvers = _build_solvers(cfg, overrides.concurrency if overrides else None) if verify else None
+    if fresh:  # everything checked: only now is the earlier run deleted
+        _clean(out, work)
+    notify(
+        f"corpus {corpus_path}: {len(corpus)} {corpus.format} chunks; asking for {sum(counts.values())} questions"
+    )
     fingerprint = {
         "corpus": corpus.digest,
         "seed": cfg.seed,

@@ -48,17 +48,11 @@ from ragmeter.executors.base import WorkerPool
 from ragmeter.mining.designs import BayesDesign
 from ragmeter.mining.driver import question_seed
 from ragmeter.mining.extractor import Candidate, Pool
-from ragmeter.mining.miner import (
-    MinedQuestion,
-    MiningProgress,
-    TrialWorker,
-    local_trial_pool,
-    log_file_name,
-    mine_question,
-)
+from ragmeter.mining.miner import MinedQuestion, MiningProgress, log_file_name, mine_question
 from ragmeter.mining.questions import MiningQuestion
 from ragmeter.mining.solvers import Solver
 from ragmeter.mining.triallog import read_log
+from ragmeter.mining.trials import TrialWorker, local_trial_pool
 from ragmeter.mining.validators import GroundTruth
 from ragmeter.synth.checks import (
     ABSTAIN_INSTRUCTION,
