@@ -207,6 +207,12 @@ def test_a_second_run_makes_zero_calls(run: Run, tmp_path: Path) -> None:
     third = synthesize(run.vault, fresh_out, config=run.config, fresh=True, overrides=Overrides(verify=False))
     assert len(run.server.chat_requests) == before
     assert third.report["cost"]["generator"]["cache_hits"] == third.report["cost"]["generator"]["asked"] > 0
+    unverified = load_dataset(fresh_out)
+    assert len(unverified) == third.report["totals"]["kept"] > len(run.data["samples"])
+    assert all(
+        s.model_extra and s.model_extra["verification"] == {"status": "UNVERIFIED"} for s in unverified
+    )
+    assert not (fresh_out.parent / "tests.synth" / "trials").exists()  # --fresh deleted the trial logs
 
 
 def test_resume_asks_nothing_twice(scripted_llm: Any, tmp_path: Path) -> None:
@@ -237,3 +243,24 @@ def test_resume_asks_nothing_twice(scripted_llm: Any, tmp_path: Path) -> None:
     ]
     assert len(keys) == len(set(keys))  # no answered request was asked again
     assert second.report["totals"]["kept"] >= 1
+
+
+def test_a_budget_stop_keeps_what_was_decided_and_resume_finishes(scripted_llm: Any, tmp_path: Path) -> None:
+    server = scripted_llm()
+    vault = write_vault(tmp_path / "vault")
+    mix = {"factual": 4, "unanswerable": 1}
+    config = write_config(
+        tmp_path, server.base_url, n=5, mix=mix, categories=list(mix), solver={"max_cost_usd": 0.004}
+    )
+    out = tmp_path / "tests.yaml"
+    first = synthesize(vault, out, config=config)
+    assert first.budget_stop is not None and "max_cost_usd" in first.budget_stop
+    assert first.pending and not first.complete
+    decided = yaml.safe_load(out.read_text(encoding="utf-8"))
+    assert decided["ragmeter_synth"]["complete"] is False
+    report = json.loads(first.report_files[0].read_text(encoding="utf-8"))
+    assert {r["reason"] for r in report["rejected"] if r["stage"] == "verification"} >= {"incomplete"}
+    config.write_text(config.read_text(encoding="utf-8").replace("max_cost_usd: 0.004", "max_cost_usd: 10.0"))
+    second = synthesize(vault, out, config=config, resume=True)
+    assert second.complete and second.budget_stop is None
+    assert len(yaml.safe_load(out.read_text(encoding="utf-8"))["samples"]) >= len(decided["samples"])

@@ -293,14 +293,18 @@ def synthesize(
             )
             for draft in filtered.kept:
                 if verifier.budget is not None or stats.budget is not None:
-                    verified.append(
-                        Verified(draft, "pending", "incomplete", "not verified: the budget ran out")
-                    )
-                    continue
+                    break  # the rest are pending (below)
                 result = verifier.verify(draft)
                 verified.append(result)
                 notify(_question_line(result))
     finally:
+        if verify:  # what was not reached (the budget, Ctrl-C, an error) is pending, and reported
+            reached = {v.draft.id for v in verified}
+            verified += [
+                Verified(d, "pending", "incomplete", "not verified yet")
+                for d in filtered.kept
+                if d.id not in reached
+            ]
         if verifier is not None:
             verifier.close()
         generator.close()
