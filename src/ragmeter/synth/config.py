@@ -96,17 +96,11 @@ class LLMGeneratorSpec(JudgeConfig):
     kind: Literal["llm"] = "llm"
 
 
-class PythonGeneratorSpec(BaseModel):
-    """A scripted generator: ``package.module:function(request)`` returning the reply text (or a dict)."""
+class PythonGeneratorSpec(PythonSolverSpec):
+    """A scripted generator: ``package.module:function(request)`` returning the reply text (or a dict).
 
-    model_config = ConfigDict(extra="forbid")
-
-    kind: Literal["python"]
-    function: str = Field(pattern=r"^[A-Za-z_][\w.]*:[A-Za-z_]\w*$")
-    python_path: list[str] = Field(default_factory=lambda: ["."], description="relative to the config file")
-    kwargs: dict[str, Any] = Field(default_factory=dict)
-    concurrency: int = Field(default=1, ge=1, le=64)
-    name: str | None = None
+    The same keys as a ``python`` solver; ``python_path`` is relative to the config file.
+    """
 
 
 GeneratorSpec = Annotated[LLMGeneratorSpec | PythonGeneratorSpec, Field(discriminator="kind")]

@@ -58,7 +58,6 @@ class FilterOutcome:
 
     kept: list[Draft] = field(default_factory=list)
     rejected: list[Rejection] = field(default_factory=list)
-    bertscore_pairs: int = 0
 
 
 def answer_in_question(draft: Draft) -> bool:
@@ -183,7 +182,6 @@ def apply_filters(
             continue
         if settings.bertscore and similarity is not None and peers:
             scores = list(similarity(draft.question, [k.question for k in peers]))
-            outcome.bertscore_pairs += len(peers)
             best = max(zip(scores, peers, strict=True), key=lambda pair: pair[0])
             if best[0] >= settings.bertscore_threshold:
                 outcome.rejected.append(

@@ -44,7 +44,9 @@ class GenerationStats:
     cost_usd: float = 0.0
     unpriced_calls: int = 0
     unusable: dict[str, str] = field(default_factory=dict)
+    """Tasks logged as unusable (this run or earlier), with the reason."""
     failed: dict[str, str] = field(default_factory=dict)
+    """Tasks whose call failed in this run (asked again on ``--resume``)."""
     budget: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
@@ -145,9 +147,7 @@ def run_tasks(
                 if code == "budget_exhausted":
                     stats.budget = stats.budget or reason
                     stop.set()
-                if code in FINAL_FAILURES:
-                    stats.unusable[task.id] = f"{code}: {reason}"
-                else:
+                if code not in FINAL_FAILURES:
                     stats.failed[task.id] = f"{code}: {reason}"
             if code in FINAL_FAILURES:
                 log.add(task, {"status": "unusable", "reason": f"{code}: {reason}", "call": call_record})

@@ -224,21 +224,17 @@ def build_generator(
     return Generator(engines, templates, meter, cache, client, concurrency, description)
 
 
-def _passage(corpus: SynthCorpus, chunk_id: str) -> str:
-    return corpus.text_of(chunk_id)
-
-
 def task_variables(task: Task, corpus: SynthCorpus, parents: Mapping[str, Draft]) -> dict[str, str]:
     """The values of the task's prompt placeholders."""
     chunks = task.chunks
     if task.prompt in ("factual", "unanswerable"):
-        return {"passage_id": chunks[0], "passage": _passage(corpus, chunks[0])}
+        return {"passage_id": chunks[0], "passage": corpus.text_of(chunks[0])}
     if task.prompt == "multi_hop":
         return {
             "passage_a_id": chunks[0],
-            "passage_a": _passage(corpus, chunks[0]),
+            "passage_a": corpus.text_of(chunks[0]),
             "passage_b_id": chunks[1],
-            "passage_b": _passage(corpus, chunks[1]),
+            "passage_b": corpus.text_of(chunks[1]),
             "link": str(task.extra["link"]),
         }
     if task.prompt == "recency":
@@ -246,11 +242,11 @@ def task_variables(task: Task, corpus: SynthCorpus, parents: Mapping[str, Draft]
         return {
             "older_id": older,
             "older_date": str(task.extra["older_date"]),
-            "older": _passage(corpus, older),
+            "older": corpus.text_of(older),
             "newer_id": newer,
             "newer_date": str(task.extra["newer_date"]),
-            "newer": _passage(corpus, newer),
+            "newer": corpus.text_of(newer),
         }
     parent = parents[str(task.extra["parent"])]
-    passages = "\n\n".join(f"[{c}]\n{_passage(corpus, c)}" for c in parent.sources)
+    passages = "\n\n".join(f"[{c}]\n{corpus.text_of(c)}" for c in parent.sources)
     return {"question": parent.question, "answer": " | ".join(parent.answers), "passages": passages}

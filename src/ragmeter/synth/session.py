@@ -32,7 +32,7 @@ from ragmeter.synth.config import LLMGeneratorSpec, SynthConfig, default_solver
 from ragmeter.synth.corpus import SynthCorpus, load_corpus
 from ragmeter.synth.dataset import dataset_document, write_dataset
 from ragmeter.synth.drafts import Draft, drafts_from_reply
-from ragmeter.synth.filters import CachedSimilarity, FilterOutcome, Rejection, apply_filters
+from ragmeter.synth.filters import CachedSimilarity, FilterOutcome, apply_filters
 from ragmeter.synth.generation import GenerationLog, GenerationStats, run_tasks
 from ragmeter.synth.generator import Generator, build_generator, task_variables
 from ragmeter.synth.plan import Task, plan_tasks, shortfall, variant_tasks
@@ -162,8 +162,12 @@ def _check_start(out: Path, work: Path, *, resume: bool, fresh: bool) -> None:
         )
 
 
+OnTask = Callable[[int, int], None]
+"""``on_task(done, total)``: generation progress."""
+
+
 class _Stage:
-    """Generation bookkeeping: tasks, drafts and the outcome of each task."""
+    """Generation bookkeeping: the log's records turned into drafts, and why a task gave none."""
 
     def __init__(self, corpus: SynthCorpus, log: GenerationLog) -> None:
         self.corpus = corpus
@@ -187,6 +191,187 @@ class _Stage:
         return out
 
 
+@dataclass
+class _Run:
+    """One run's settings, clients and results, step by step."""
+
+    cfg: SynthConfig
+    out: Path
+    work: Path
+    resume: bool
+    corpus: SynthCorpus
+    generator: Generator
+    solvers: tuple[Solver, Solver] | None
+    notify: Callable[[str], None]
+    stats: GenerationStats = field(default_factory=GenerationStats)
+    stage: _Stage | None = None
+    made: dict[str, int] = field(default_factory=dict)
+    drafts: list[Draft] = field(default_factory=list)
+    filtered: FilterOutcome = field(default_factory=FilterOutcome)
+    verified: list[Verified] = field(default_factory=list)
+    verifier: Verifier | None = None
+
+    @property
+    def counts(self) -> dict[str, int]:
+        return self.cfg.counts()
+
+    def _ask(
+        self, tasks: Sequence[Task], parents: Mapping[str, Draft], label: str, on_task: OnTask | None
+    ) -> list[Draft]:
+        stage = self.stage
+        assert stage is not None
+        todo = sum(1 for t in tasks if t.id not in stage.log.records)
+        if tasks:
+            self.notify(
+                f"generation ({label}): {len(tasks)} tasks, {len(tasks) - todo} from the log, {todo} to ask"
+            )
+        done = 0
+        lock = threading.Lock()
+
+        def tick(task: Task) -> None:
+            nonlocal done
+            with lock:
+                done += 1
+                if on_task is not None:
+                    on_task(done, todo)
+
+        run_tasks(
+            tasks,
+            generator=self.generator,
+            log=stage.log,
+            variables=lambda task: task_variables(task, self.corpus, parents),
+            stats=self.stats,
+            on_done=tick,
+        )
+        return stage.drafts(tasks, parents)
+
+    def generate(self, on_task: OnTask | None) -> None:
+        """Both stages: every category but the variants, then the variants of the questions kept so far."""
+        cfg = self.cfg
+        fingerprint = {
+            "corpus": self.corpus.digest,
+            "seed": cfg.seed,
+            "plan": {"counts": self.counts, "min_source_tokens": cfg.corpus.min_source_tokens},
+            "generator": self.generator.identity(),
+        }
+        log = GenerationLog(self.work / GENERATION_LOG, fingerprint, resume=self.resume)
+        try:
+            self.stage = _Stage(self.corpus, log)
+            tasks = plan_tasks(
+                self.corpus, self.counts, seed=cfg.seed, min_source_tokens=cfg.corpus.min_source_tokens
+            )
+            self.made = {c: sum(1 for t in tasks if t.category == c) for c in self.counts}
+            first = self._ask(tasks, {}, "first", on_task)
+            lexical = cfg.filters.model_copy(update={"bertscore": False})
+            parents = {d.id: d for d in apply_filters(first, lexical).kept}
+            eligible = [(d.id, d.sources) for d in parents.values() if d.category in ("factual", "multi_hop")]
+            variants = variant_tasks(eligible, self.counts)
+            for kind in ("paraphrase", "adversarial"):
+                self.made[kind] = sum(1 for t in variants if kind in t.extra["make"])
+            self.drafts = first + self._ask(variants, parents, "variants", on_task)
+        finally:
+            log.close()
+        self.stats.unusable = {
+            k: str(r.get("reason")) for k, r in log.records.items() if r.get("status") != "ok"
+        }
+
+    def filter(self) -> None:
+        """Answer-in-question and near-duplicates (BERTScore scores cached in the work folder)."""
+        similarity = CachedSimilarity(self.work / SIMILARITIES, self.cfg.filters.bertscore_model)
+        self.filtered = apply_filters(self.drafts, self.cfg.filters, similarity=similarity)
+        similarity.save()
+        what = "verify" if self.solvers else "write (not verified)"
+        self.notify(
+            f"generated {len(self.drafts)} questions; {len(self.filtered.rejected)} filtered out, "
+            f"{len(self.filtered.kept)} to {what}"
+        )
+
+    def verify(self, progress: Callable[[int], MiningProgress] | None) -> None:
+        """Verify each question in turn; stop at a budget stop (the rest stay pending)."""
+        if self.solvers is None:
+            self.verified = [Verified(d, "kept", None, "not verified") for d in self.filtered.kept]
+            return
+        self.verifier = Verifier(
+            corpus=self.corpus,
+            settings=self.cfg.verification,
+            design=self.cfg.verification.bayes(self.cfg.where),
+            solver=self.solvers[0],
+            abstain_solver=self.solvers[1],
+            seed=self.cfg.seed,
+            trials_dir=self.work / TRIALS,
+            resume=self.resume,
+            progress=progress(len(self.filtered.kept)) if progress is not None else SilentProgress(),
+        )
+        for draft in self.filtered.kept:
+            if self.budget is not None:
+                break
+            result = self.verifier.verify(draft)
+            self.verified.append(result)
+            self.notify(_question_line(result))
+
+    @property
+    def budget(self) -> str | None:
+        """Why the budget stopped the run (generator's or solver's), if it did."""
+        return self.stats.budget or (self.verifier.budget if self.verifier is not None else None)
+
+    def close(self) -> None:
+        """Release the clients and the trial pool."""
+        if self.verifier is not None:
+            self.verifier.close()
+        self.generator.close()
+        for solver in {id(s): s for s in self.solvers or ()}.values():
+            solver.close()
+
+    def finish(self) -> SynthOutcome:
+        """Mark what was not reached as pending, write the dataset and the report (also after an error)."""
+        if self.solvers is not None:
+            reached = {v.draft.id for v in self.verified}
+            self.verified += [
+                Verified(d, "pending", "incomplete", "not verified yet")
+                for d in self.filtered.kept
+                if d.id not in reached
+            ]
+        cfg = self.cfg
+        complete = not any(v.status == "pending" for v in self.verified) and not self.stats.failed
+        header = {
+            "seed": cfg.seed,
+            "config": {
+                "path": str(cfg._path) if cfg._path else None,
+                "sha256": file_sha256(cfg._path) if cfg._path else None,
+            },
+            "generator": self.generator.identity(),
+            "solver": self.solvers[0].identity() if self.solvers else None,
+            "complete": complete and self.budget is None,
+            "logs": str(self.work),
+        }
+        report = build_report(
+            drafts=self.drafts,
+            filtered=self.filtered.rejected,
+            verified=self.verified,
+            generation=self.stats.to_dict(),
+            generation_outcomes=self.stage.outcomes if self.stage is not None else {},
+            requested=self.counts,
+            shortfall=shortfall(self.made, self.counts) if self.made else {},
+            verify=self.solvers is not None,
+            dataset=self.out,
+        )
+        files = report_paths(self.out)
+        if self.drafts:
+            kept = [v for v in self.verified if v.status == "kept"]
+            design = cfg.verification.bayes(cfg.where)
+            document = dataset_document(
+                kept,
+                corpus=self.corpus,
+                dataset_path=self.out,
+                header=header,
+                design=design,
+                verify=self.solvers is not None,
+            )
+            write_dataset(self.out, document)
+            files = write_report(self.out, report)
+        return SynthOutcome(self.out, self.work, files, report, self.verified, self.stats, self.budget)
+
+
 def synthesize(
     corpus_path: str | Path,
     out: str | Path,
@@ -198,19 +383,20 @@ def synthesize(
     work_dir: str | Path | None = None,
     progress: Callable[[int], MiningProgress] | None = None,
     notify: Callable[[str], None] | None = None,
-    on_task: Callable[[int, int], None] | None = None,
+    on_task: OnTask | None = None,
 ) -> SynthOutcome:
     """Generate, filter and verify a test set from a corpus; write the dataset and the report.
 
+    Everything is checked (settings, paths, corpus, generator, solver) before anything is read
+    from or written to the work folder; ``--fresh`` deletes the earlier run only then.
     ``progress`` is called with the number of questions to verify and returns the trial
     progress sink (as for ``ragmeter mine``); ``notify`` gets one line per step and per
     question; ``on_task(done, total)`` is called as generation tasks finish.
     """
     from ragmeter.synth.config import load_config
 
-    notify = notify or (lambda message: None)
-    cfg = config if isinstance(config, SynthConfig) else load_config(config)
-    cfg = apply_overrides(cfg, overrides or Overrides())
+    overrides = overrides or Overrides()
+    cfg = apply_overrides(config if isinstance(config, SynthConfig) else load_config(config), overrides)
     if cfg.generator is None:
         raise ConfigError(
             "no generator: give --judge-config (a file with a 'judge:' block) or a 'generator:' block in --config"
@@ -218,11 +404,10 @@ def synthesize(
     out = Path(out)
     work = Path(work_dir) if work_dir is not None else default_work_dir(out)
     _check_start(out, work, resume=resume, fresh=fresh)
-    verify = cfg.verification.enabled
-    design = cfg.verification.bayes(cfg.where)
-    counts = cfg.counts()
+    cfg.verification.bayes(cfg.where)  # a bad design or mix is an error before any work
+    cfg.counts()
     corpus = load_corpus(corpus_path, cfg.corpus)
-    solvers = _build_solvers(cfg, overrides.concurrency if overrides else None) if verify else None
+    solvers = _build_solvers(cfg, overrides.concurrency) if cfg.verification.enabled else None
     generator = build_generator(
         cfg.generator,
         base_dir=cfg.base_dir,
@@ -231,161 +416,20 @@ def synthesize(
     )
     if fresh:  # everything checked: only now is the earlier run deleted
         _clean(out, work)
-    notify(
-        f"corpus {corpus_path}: {len(corpus)} {corpus.format} chunks; asking for {sum(counts.values())} questions"
-    )
-    fingerprint = {
-        "corpus": corpus.digest,
-        "seed": cfg.seed,
-        "plan": {"counts": counts, "min_source_tokens": cfg.corpus.min_source_tokens},
-        "generator": generator.identity(),
-    }
-    stats = GenerationStats()
-    verified: list[Verified] = []
-    drafts: list[Draft] = []
-    filtered = FilterOutcome()
-    stage: _Stage | None = None
-    made: dict[str, int] = {}
-    verifier: Verifier | None = None
+    run = _Run(cfg, out, work, resume, corpus, generator, solvers, notify or (lambda message: None))
+    run.notify(f"corpus {corpus_path}: {len(corpus)} {corpus.format} chunks; asking for {cfg.n} questions")
     try:
-        log = GenerationLog(work / GENERATION_LOG, fingerprint, resume=resume)
-        try:
-            stage = _Stage(corpus, log)
-            tasks = plan_tasks(corpus, counts, seed=cfg.seed, min_source_tokens=cfg.corpus.min_source_tokens)
-            made = {c: sum(1 for t in tasks if t.category == c) for c in counts}
-            first = _generate(tasks, stage, generator, stats, {}, notify, on_task, "first")
-            parents = {
-                d.id: d
-                for d in apply_filters(first, cfg.filters.model_copy(update={"bertscore": False})).kept
-            }
-            eligible = [(d.id, d.sources) for d in parents.values() if d.category in ("factual", "multi_hop")]
-            variants = variant_tasks(eligible, counts)
-            drafts = first + _generate(
-                variants, stage, generator, stats, parents, notify, on_task, "variants"
-            )
-            for kind in ("paraphrase", "adversarial"):
-                made[kind] = sum(1 for t in variants if kind in t.extra["make"])
-        finally:
-            log.close()
-        stats.unusable = {k: str(r.get("reason")) for k, r in log.records.items() if r.get("status") != "ok"}
-        similarity = CachedSimilarity(work / SIMILARITIES, cfg.filters.bertscore_model)
-        filtered = apply_filters(drafts, cfg.filters, similarity=similarity)
-        similarity.save()
-        notify(
-            f"generated {len(drafts)} questions; {len(filtered.rejected)} filtered out, "
-            f"{len(filtered.kept)} to {'verify' if verify else 'write (not verified)'}"
-        )
-        if not verify or solvers is None:
-            verified = [Verified(d, "kept", None, "not verified") for d in filtered.kept]
-        else:
-            sink = progress(len(filtered.kept)) if progress is not None else SilentProgress()
-            verifier = Verifier(
-                corpus=corpus,
-                settings=cfg.verification,
-                design=design,
-                solver=solvers[0],
-                abstain_solver=solvers[1],
-                seed=cfg.seed,
-                trials_dir=work / TRIALS,
-                resume=resume,
-                progress=sink,
-                stop_event=threading.Event(),
-            )
-            for draft in filtered.kept:
-                if verifier.budget is not None or stats.budget is not None:
-                    break  # the rest are pending (below)
-                result = verifier.verify(draft)
-                verified.append(result)
-                notify(_question_line(result))
+        run.generate(on_task)
+        run.filter()
+        run.verify(progress)
     finally:
-        if verify:  # what was not reached (the budget, Ctrl-C, an error) is pending, and reported
-            reached = {v.draft.id for v in verified}
-            verified += [
-                Verified(d, "pending", "incomplete", "not verified yet")
-                for d in filtered.kept
-                if d.id not in reached
-            ]
-        if verifier is not None:
-            verifier.close()
-        generator.close()
-        if solvers is not None:
-            for solver in {id(s): s for s in solvers}.values():
-                solver.close()
-        budget = stats.budget or (verifier.budget if verifier is not None else None)
-        header = {
-            "seed": cfg.seed,
-            "config": {
-                "path": str(cfg._path) if cfg._path else None,
-                "sha256": file_sha256(cfg._path) if cfg._path else None,
-            },
-            "generator": generator.identity(),
-            "solver": solvers[0].identity() if solvers else None,
-            "complete": not any(v.status == "pending" for v in verified)
-            and not stats.failed
-            and budget is None,
-            "logs": str(work),
-        }
-        report = build_report(
-            drafts=drafts,
-            filtered=[Rejection(r.draft, r.reason, r.detail) for r in filtered.rejected],
-            verified=verified,
-            generation=stats.to_dict(),
-            generation_outcomes=stage.outcomes if stage is not None else {},
-            requested=counts,
-            shortfall=shortfall(made, counts) if made else {},
-            verify=verify,
-            dataset=out,
-        )
-        kept = [v for v in verified if v.status == "kept"]
-        if drafts or verified:
-            write_dataset(
-                out,
-                dataset_document(
-                    kept, corpus=corpus, dataset_path=out, header=header, design=design, verify=verify
-                ),
-            )
-            files = write_report(out, report)
-        else:
-            files = report_paths(out)
-    return SynthOutcome(out, work, files, report, verified, stats, budget)
-
-
-def _generate(
-    tasks: Sequence[Task],
-    stage: _Stage,
-    generator: Generator,
-    stats: GenerationStats,
-    parents: Mapping[str, Draft],
-    notify: Callable[[str], None],
-    on_task: Callable[[int, int], None] | None,
-    label: str,
-) -> list[Draft]:
-    todo = sum(1 for t in tasks if t.id not in stage.log.records)
-    if tasks:
-        notify(f"generation ({label}): {len(tasks)} tasks, {len(tasks) - todo} from the log, {todo} to ask")
-    done = 0
-    lock = threading.Lock()
-
-    def tick(task: Task) -> None:
-        nonlocal done
-        with lock:
-            done += 1
-            if on_task is not None:
-                on_task(done, todo)
-
-    run_tasks(
-        tasks,
-        generator=generator,
-        log=stage.log,
-        variables=lambda task: task_variables(task, stage.corpus, parents),
-        stats=stats,
-        on_done=tick,
-    )
-    return stage.drafts(tasks, parents)
+        run.close()
+        outcome = run.finish()
+    return outcome
 
 
 def _question_line(result: Verified) -> str:
-    """One line per verified question: ``fact-0003: kept (factual; gold: a.md#A; 24 trials)``."""
+    """One line per verified question: ``fact-0003: kept as factual (gold: a.md#A; 16 trials, 19 calls)``."""
     trials = result.mined.conclusion.trials if result.mined and result.mined.conclusion else 0
     if result.status == "kept":
         gold = ", ".join(s.chunk_id for s in result.supports) or "none (unanswerable)"
