@@ -72,3 +72,14 @@ def test_a_missing_corpus_and_an_earlier_run_are_refused(refused: Any, tmp_path:
         "corpus not found",
     )
     refused(["synth", "notes", "--config", "synth.yaml", "--out", "out"], "out", "directory")
+
+
+def test_a_corpus_with_nothing_to_ask_about_is_refused(refused: Any, tmp_path: Path) -> None:
+    (tmp_path / "tiny").mkdir()
+    (tmp_path / "tiny" / "a.md").write_text("# A\n\nToo short.\n")
+    (tmp_path / "synth.yaml").write_text(GENERATOR, encoding="utf-8")
+    refused(
+        ["synth", "tiny", "--config", "synth.yaml", "--out", "out/tests.yaml"],
+        "tiny",
+        "corpus.min_source_tokens",
+    )

@@ -127,7 +127,11 @@ def synth_command(
         for line in summary_lines(outcome.report):
             typer.echo(line)
     json_file, md_file = outcome.report_files
-    err.print(f"wrote {outcome.out}, {json_file} and {md_file}; logs in {outcome.work_dir}", markup=False)
+    if outcome.written:
+        err.print(f"wrote {outcome.out}, {json_file} and {md_file}; logs in {outcome.work_dir}", markup=False)
+    elif outcome.complete:
+        reasons = sorted(set(outcome.report["generation_outcomes"].values())) or ["no reply"]
+        raise ConfigError(f"the generator gave no usable question ({', '.join(reasons)}); nothing written")
     if outcome.budget_stop is not None:
         raise ConfigError(f"stopped: {outcome.budget_stop}; raise max_cost_usd and continue with --resume")
     if not outcome.complete:

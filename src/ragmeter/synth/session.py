@@ -73,6 +73,8 @@ class SynthOutcome:
     verified: list[Verified] = field(default_factory=list)
     generation: GenerationStats = field(default_factory=GenerationStats)
     budget_stop: str | None = None
+    written: bool = False
+    """Whether the dataset and the report were written (not when generation gave no question)."""
 
     @property
     def pending(self) -> list[Verified]:
@@ -202,6 +204,7 @@ class _Run:
     corpus: SynthCorpus
     generator: Generator
     solvers: tuple[Solver, Solver] | None
+    tasks: list[Task]
     notify: Callable[[str], None]
     stats: GenerationStats = field(default_factory=GenerationStats)
     stage: _Stage | None = None
@@ -254,13 +257,11 @@ class _Run:
             "plan": {"counts": self.counts, "min_source_tokens": cfg.corpus.min_source_tokens},
             "generator": self.generator.identity(),
         }
+        tasks = self.tasks
+        self.made = {c: sum(1 for t in tasks if t.category == c) for c in self.counts}
         log = GenerationLog(self.work / GENERATION_LOG, fingerprint, resume=self.resume)
         try:
             self.stage = _Stage(self.corpus, log)
-            tasks = plan_tasks(
-                self.corpus, self.counts, seed=cfg.seed, min_source_tokens=cfg.corpus.min_source_tokens
-            )
-            self.made = {c: sum(1 for t in tasks if t.category == c) for c in self.counts}
             first = self._ask(tasks, {}, "first", on_task)
             lexical = cfg.filters.model_copy(update={"bertscore": False})
             parents = {d.id: d for d in apply_filters(first, lexical).kept}
@@ -356,7 +357,8 @@ class _Run:
             dataset=self.out,
         )
         files = report_paths(self.out)
-        if self.drafts:
+        written = bool(self.drafts)
+        if written:
             kept = [v for v in self.verified if v.status == "kept"]
             design = cfg.verification.bayes(cfg.where)
             document = dataset_document(
@@ -369,7 +371,9 @@ class _Run:
             )
             write_dataset(self.out, document)
             files = write_report(self.out, report)
-        return SynthOutcome(self.out, self.work, files, report, self.verified, self.stats, self.budget)
+        return SynthOutcome(
+            self.out, self.work, files, report, self.verified, self.stats, self.budget, written
+        )
 
 
 def synthesize(
@@ -405,8 +409,15 @@ def synthesize(
     work = Path(work_dir) if work_dir is not None else default_work_dir(out)
     _check_start(out, work, resume=resume, fresh=fresh)
     cfg.verification.bayes(cfg.where)  # a bad design or mix is an error before any work
-    cfg.counts()
+    counts = cfg.counts()
     corpus = load_corpus(corpus_path, cfg.corpus)
+    tasks = plan_tasks(corpus, counts, seed=cfg.seed, min_source_tokens=cfg.corpus.min_source_tokens)
+    if not tasks:
+        raise ConfigError(
+            f"no chunk of the corpus has the {cfg.corpus.min_source_tokens} tokens a question is made from "
+            "(corpus.min_source_tokens), or no pair of chunks fits the categories asked for",
+            where=str(corpus_path),
+        )
     solvers = _build_solvers(cfg, overrides.concurrency) if cfg.verification.enabled else None
     generator = build_generator(
         cfg.generator,
@@ -416,7 +427,7 @@ def synthesize(
     )
     if fresh:  # everything checked: only now is the earlier run deleted
         _clean(out, work)
-    run = _Run(cfg, out, work, resume, corpus, generator, solvers, notify or (lambda message: None))
+    run = _Run(cfg, out, work, resume, corpus, generator, solvers, tasks, notify or (lambda message: None))
     run.notify(f"corpus {corpus_path}: {len(corpus)} {corpus.format} chunks; asking for {cfg.n} questions")
     try:
         run.generate(on_task)
