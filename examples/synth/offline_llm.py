@@ -17,7 +17,9 @@ question and the documents shown in one trial.
   document (`MEMORY`), so questions about them are answerable closed-book.
 
 `generate(request)` and `solve(request)` are the `python:` hooks of synth.yaml; `reply(messages,
-headers)` answers the same from chat messages, for a scripted OpenAI-compatible server.
+headers)` answers the same from chat messages, for a scripted OpenAI-compatible server (the tests
+use it); `planted_truth(question, answer, notes)` is the truth the accuracy measurements compare
+the verified gold supports with (bench/bench_synth_accuracy.py, tests/synth/).
 """
 
 from __future__ import annotations

@@ -264,3 +264,30 @@ def test_a_budget_stop_keeps_what_was_decided_and_resume_finishes(scripted_llm: 
     second = synthesize(vault, out, config=config, resume=True)
     assert second.complete and second.budget_stop is None
     assert len(yaml.safe_load(out.read_text(encoding="utf-8"))["samples"]) >= len(decided["samples"])
+
+
+def test_judge_config_gives_the_generator_and_a_default_solver(
+    scripted_llm: Any, tmp_path: Path, cli: Any
+) -> None:
+    server = scripted_llm()
+    vault = write_vault(tmp_path / "vault")
+    judge = tmp_path / "ragmeter.yaml"
+    cache = tmp_path / "cache.sqlite"
+    judge.write_text(
+        yaml.safe_dump({"judge": {"base_url": server.base_url, "model": "m", "cache_path": str(cache)}})
+    )
+    settings = tmp_path / "synth.yaml"
+    settings.write_text("filters: {bertscore: false}\n", encoding="utf-8")
+    out = tmp_path / "tests.yaml"
+    argv = ["synth", str(vault), "--judge-config", str(judge), "--config", str(settings), "--n", "3"]
+    code, stdout, err = cli([*argv, "--categories", "factual", "--out", str(out), "--json"])
+    assert code == 0, err
+    assert json.loads(stdout)["totals"]["kept"] >= 1
+    generation = [r for r in server.chat_requests if "x-ragmeter-prompt" in r["headers"]]
+    trials = [r for r in server.chat_requests if "x-ragmeter-trial" in r["headers"]]
+    assert len(generation) == 3 and {r["json"]["temperature"] for r in generation} == {0}
+    assert trials and {r["json"]["temperature"] for r in trials} == {0.7}
+    assert all(r["json"]["model"] == "m" for r in server.chat_requests)
+    header = yaml.safe_load(out.read_text(encoding="utf-8"))["ragmeter_synth"]
+    assert header["generator"]["model"] == header["solver"]["model"] == "m"
+    assert header["generator"]["prompts"]["synth_factual"]["version"] == "v1"
