@@ -77,6 +77,7 @@ def _forms_of(value: str) -> set[str]:
         json.dumps(value, ensure_ascii=False)[1:-1],
         html.escape(value),
         html.escape(value, quote=False),
+        quote(value),
         quote(value, safe=""),
         quote_plus(value, safe=""),
     }

@@ -79,9 +79,13 @@ class EvalResult(BaseModel):
         """
         out = Path(out_dir)
         with atomic_files(out / "metrics.json", out / "per_query.jsonl") as (metrics, per_query):
-            for qid, values in self.per_query.items():
-                line = {"id": qid, "metrics": values, **self.query_details.get(qid, {})}
-                per_query.write(json.dumps(line) + "\n")
+            details = self.query_details
+            per_query.write(
+                "".join(
+                    json.dumps({"id": qid, "metrics": values, **details.get(qid, {})}) + "\n"
+                    for qid, values in self.per_query.items()
+                )
+            )
             metrics.write(self.to_json_text() + "\n")
         return out
 

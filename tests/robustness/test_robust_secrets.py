@@ -26,6 +26,8 @@ from typing import Any
 
 import pytest
 import yaml
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
 
 KEY_TOKEN, LITERAL_TOKEN = secrets.token_hex(16), secrets.token_hex(8)
 KEY = "sk-ragmeter-" + KEY_TOKEN
@@ -371,3 +373,119 @@ def test_no_key_reaches_a_file_or_a_line(
     per_query = (work / "eval" / "per_query.jsonl").read_text(encoding="utf-8")
     assert "rejected for Bearer [REDACTED]" in per_query  # the unscored reason, kept readable
     assert "[REDACTED]" in (work / "run" / "report.html").read_text(encoding="utf-8")
+
+
+# --- the redaction step itself -----------------------------------------------------------------
+
+
+@pytest.fixture
+def registry() -> Iterator[None]:
+    from ragmeter.redaction import forget_secrets
+
+    forget_secrets()
+    yield
+    forget_secrets()
+
+
+def test_every_escaped_form_of_a_secret_is_redacted(registry: None) -> None:
+    import html
+    from urllib.parse import quote
+
+    from ragmeter.redaction import redact, register_secret
+
+    secret = 'k3y"with<odd>&chars/é\\'
+    assert register_secret(secret)
+    for text in (
+        secret,
+        json.dumps(secret),
+        json.dumps(secret, ensure_ascii=False),
+        html.escape(secret),
+        quote(secret),
+    ):
+        assert redact(f"before {text} after").count("[REDACTED]") == 1, text
+
+
+def test_short_values_are_not_secrets_so_common_text_stays_readable(registry: None) -> None:
+    from ragmeter.redaction import MIN_SECRET_LENGTH, redact, register_env, register_secret
+
+    assert MIN_SECRET_LENGTH == 8
+    assert not register_secret("EMPTY") and not register_secret("ollama") and not register_secret("  abc  ")
+    assert not register_env("RAGMETER_NO_SUCH_VARIABLE_SET")
+    assert redact("EMPTY ollama abc") == "EMPTY ollama abc"
+    assert register_secret("12345678")
+    assert redact("id 12345678") == "id [REDACTED]"
+
+
+def test_headers_named_or_marked_secret_register_their_credentials(registry: None) -> None:
+    from ragmeter.redaction import redact, register_header, register_url
+
+    register_header("Authorization", "Basic dXNlcjpwYXNzd29yZA==")
+    register_header("Cookie", "session=cookie-value-1; theme=dark")
+    register_header("X-Custom", "custom-secret-value", secret=True)
+    register_header("Accept", "application/json-not-secret")
+    register_url("https://user:url-password@h.example/v1?api_key=query-key-value&api-version=2024-02-01")
+    text = (
+        "Basic dXNlcjpwYXNzd29yZA== session=cookie-value-1; theme=dark | theme=dark; session=cookie-value-1 "
+        "custom-secret-value application/json-not-secret url-password query-key-value 2024-02-01"
+    )
+    assert redact(text) == (
+        "Basic [REDACTED] [REDACTED] | theme=dark; session=[REDACTED] "
+        "[REDACTED] application/json-not-secret [REDACTED] [REDACTED] 2024-02-01"
+    )
+
+
+def test_the_console_is_redacted(registry: None, capsys: pytest.CaptureFixture[str]) -> None:
+    import sys
+
+    from ragmeter.redaction import redacted_console, register_secret
+
+    register_secret("console-secret-1")
+    with redacted_console():
+        print("out console-secret-1")
+        sys.stderr.write("err console-secret-1\n")
+    captured = capsys.readouterr()
+    assert (captured.out, captured.err) == ("out [REDACTED]\n", "err [REDACTED]\n")
+
+
+def test_a_secret_header_name_must_be_a_header(
+    cli: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "s.yaml").write_text(yaml.safe_dump({"samples": [{"id": "q", "input": "x"}]}))
+    system = {
+        "type": "http",
+        "url": "http://127.0.0.1:9/ask",
+        "headers": {"X-Token": "t"},
+        "secret_headers": ["X-Tokn"],
+    }
+    (tmp_path / "suite.yaml").write_text(yaml.safe_dump({"name": "s", "dataset": "s.yaml", "system": system}))
+    monkeypatch.chdir(tmp_path)
+    code, _, err = cli(["run", "suite.yaml"])
+    assert code == 2 and "secret_headers: 'X-Tokn' is not one of the system's headers" in err
+    assert not (tmp_path / "results").exists()
+
+
+SECRET_TEXT = st.text(alphabet=st.sampled_from('ab\\"/\n\t<>&é\u2028 x'), min_size=8, max_size=16)
+
+
+@settings(max_examples=150, deadline=None)
+@example(secret="nabcdefgh", around=["\n" + "abcdefgh" + "\\", ""])  # "\n" + the secret's tail: an escape
+@given(
+    secret=SECRET_TEXT,
+    around=st.lists(st.text(alphabet=st.sampled_from('ab\\"\nn u'), max_size=6), min_size=2, max_size=2),
+)
+def test_json_stays_json_and_loses_the_secret(secret: str, around: list[str]) -> None:
+    """Redacting serialised JSON never cuts an escape sequence in two, and the secret is gone."""
+    from ragmeter.redaction import forget_secrets, redact, register_secret
+
+    forget_secrets()
+    try:
+        if not register_secret(secret):
+            return
+        data = {"echo": around[0] + secret + around[1], secret: [secret]}
+        for text in (json.dumps(data), json.dumps(data, ensure_ascii=False)):
+            back = json.loads(redact(text))
+            assert secret.strip() not in json.dumps(back, ensure_ascii=False) and secret.strip() not in str(
+                back
+            )
+    finally:
+        forget_secrets()
