@@ -228,23 +228,23 @@ def test_history_on_a_full_disk_is_one_line(
 # --- commands that keep what they finished: the partial work stays whole ---------------------
 
 
+def python_suite(folder: Path, *, n: int) -> None:
+    """``suite.yaml``: ``n`` questions with gold ``d0`` … ``d{n-1}``; the system always returns ``d0``."""
+    samples = [
+        {"id": f"q{i}", "input": {"question": f"what is {i}?"}, "expected_output": [f"d{i}"]}
+        for i in range(n)
+    ]
+    (folder / "s.yaml").write_text(yaml.safe_dump({"samples": samples}), encoding="utf-8")
+    (folder / "sut.py").write_text("def answer(sample):\n    return {'retrieved': [{'id': 'd0'}]}\n")
+    system = {"type": "python", "function": "sut:answer", "python_path": ["."]}
+    suite = {"name": "s", "dataset": "s.yaml", "system": system, "metrics": ["hit@1"], "results_dir": "res"}
+    (folder / "suite.yaml").write_text(yaml.safe_dump(suite), encoding="utf-8")
+
+
 def test_run_on_a_full_disk_keeps_whole_answers_and_resumes(
     cli: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, disk_full: Arm
 ) -> None:
-    samples = [
-        {"id": f"q{i}", "input": {"question": f"what is {i}?"}, "expected_output": [f"d{i}"]}
-        for i in range(3)
-    ]
-    (tmp_path / "s.yaml").write_text(yaml.safe_dump({"samples": samples}), encoding="utf-8")
-    (tmp_path / "sut.py").write_text("def answer(sample):\n    return {'retrieved': [{'id': 'd0'}]}\n")
-    suite = {
-        "name": "full",
-        "dataset": "s.yaml",
-        "system": {"type": "python", "function": "sut:answer", "python_path": ["."]},
-        "metrics": ["hit@1"],
-        "results_dir": "res",
-    }
-    (tmp_path / "suite.yaml").write_text(yaml.safe_dump(suite), encoding="utf-8")
+    python_suite(tmp_path, n=3)
     monkeypatch.chdir(tmp_path)
     disk_full("outputs.jsonl")
     code, _, err = cli(["run", "suite.yaml"])
@@ -476,18 +476,7 @@ def test_a_kill_mid_write_leaves_the_old_results_whole(
 def test_a_killed_write_does_not_stop_the_next_run_fresh(
     cli: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    (tmp_path / "sut.py").write_text("def answer(sample):\n    return {'retrieved': [{'id': 'd'}]}\n")
-    (tmp_path / "s.yaml").write_text(
-        yaml.safe_dump({"samples": [{"id": "q", "input": "x", "expected_output": ["d"]}]})
-    )
-    suite = {
-        "name": "k",
-        "dataset": "s.yaml",
-        "system": {"type": "python", "function": "sut:answer", "python_path": ["."]},
-        "metrics": ["hit@1"],
-        "results_dir": "res",
-    }
-    (tmp_path / "suite.yaml").write_text(yaml.safe_dump(suite))
+    python_suite(tmp_path, n=1)
     monkeypatch.chdir(tmp_path)
     assert cli(["run", "suite.yaml"])[0] == 0
     (tmp_path / "res" / ".metrics.json.0123abcd.tmp").write_text('{"aggre')  # what a kill leaves
