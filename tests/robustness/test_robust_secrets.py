@@ -276,6 +276,10 @@ def test_no_key_reaches_a_file_or_a_line(
     eval_args = ["eval", "--dataset", inputs / "samples.yaml", "--outputs", inputs / "outputs.jsonl"]
     eval_args += ["--judge-config", inputs / "judge.yaml", "-m", "groundedness", "-m", "correctness"]
     run_cli(cli, [*eval_args, "--out", work / "eval", "--record"], printed)
+    with (work / "eval" / "judge_log.jsonl").open("a", encoding="utf-8") as log:
+        log.write('{"kind": "outcome", "key": "cut short by a kill')
+    run_cli(cli, [*eval_args, "--out", work / "eval"], printed)  # resumes the log: the torn line is reported
+    assert "judge_log.jsonl:" in printed[-1] and "dropped a truncated last line" in printed[-1]
     run_cli(cli, [*eval_args, "--json"], printed)  # a second time: from the cache, printed as JSON
     run_cli(cli, ["report", work / "eval", "--out", work / "eval_report.html"], printed)
 
@@ -432,6 +436,26 @@ def test_headers_named_or_marked_secret_register_their_credentials(registry: Non
         "Basic [REDACTED] [REDACTED] | theme=dark; session=[REDACTED] "
         "[REDACTED] application/json-not-secret [REDACTED] [REDACTED] 2024-02-01"
     )
+
+
+def test_an_http_system_registers_every_credential_it_sends(registry: None) -> None:
+    from ragmeter.harness.http import HttpAdapter
+    from ragmeter.harness.suite import HttpSystem
+    from ragmeter.redaction import redact
+
+    system = HttpSystem.model_validate(
+        {
+            "type": "http",
+            "url": "http://127.0.0.1:9/ask?token=url-literal-1&page=page-number-2",
+            "headers": {"Authorization": "Bearer ${SUT_KEY}", "X-Tenant": "tenant-literal-3"},
+            "secret_headers": ["x-tenant"],
+            "params": {"api_key": "param-literal-4", "q": "{{ question }}"},
+            "body": {"auth": {"password": "body-literal-5"}, "question": "{{ question }}", "k": "{{ k }}"},
+        }
+    )
+    HttpAdapter(system, concurrency=1, timeout_seconds=1, environ={"SUT_KEY": "env-value-0"})
+    text = "env-value-0 url-literal-1 page-number-2 tenant-literal-3 param-literal-4 body-literal-5"
+    assert redact(text) == "[REDACTED] [REDACTED] page-number-2 [REDACTED] [REDACTED] [REDACTED]"
 
 
 def test_the_console_is_redacted(registry: None, capsys: pytest.CaptureFixture[str]) -> None:

@@ -35,7 +35,7 @@ from ragmeter.harness.templates import (
     expand_env,
     render_template,
 )
-from ragmeter.redaction import register_env, register_header, register_url
+from ragmeter.redaction import is_secret_name, register_env, register_header, register_secret, register_url
 from ragmeter.schema.samples import Sample
 
 SNIPPET_CHARS = 120
@@ -99,6 +99,19 @@ def _refused(exc: BaseException) -> bool:
     return False
 
 
+def _register_named(template: Any, env: Mapping[str, str]) -> None:
+    """Register the literal values of credential-named fields (``api_key: ...``) of a request template."""
+    if isinstance(template, list):
+        for item in template:
+            _register_named(item, env)
+    elif isinstance(template, dict):
+        for name, value in template.items():
+            if isinstance(value, str) and is_secret_name(str(name)) and "{{" not in value:
+                register_secret(expand_env(value, env))
+            else:
+                _register_named(value, env)
+
+
 def _snippet(content: bytes) -> str:
     text = content.decode("utf-8", errors="replace")
     return repr(one_line(text, SNIPPET_CHARS)) if text.strip() else "empty body"
@@ -127,6 +140,8 @@ class HttpAdapter:
             for name, value in self._headers.items():
                 register_header(name, value, secret=name.lower() in secret)
             register_url(self._url)
+            _register_named(system.params, env)
+            _register_named(system.body, env)
             self._params = compile_template(system.params, env) if system.params else None
             self._body = compile_template(system.body, env) if system.body is not None else None
         except TemplateError as exc:  # load_suite checks the environment first; this is a backstop

@@ -127,12 +127,12 @@ class JudgeCache:
 
     @contextmanager
     def _locked(self) -> Iterator[None]:
-        """Hold the lock; a database error (a full disk) becomes one line naming the cache."""
+        """Hold the lock; a database error (a full disk, a damaged file) becomes one line naming the cache."""
         with self._lock:
             try:
                 yield
             except sqlite3.DatabaseError as exc:
-                raise ConfigError(f"cannot write the judge cache ({exc})", where=str(self.path)) from None
+                raise ConfigError(f"cannot use the judge cache ({exc})", where=str(self.path)) from None
 
     def get(self, key: str) -> dict[str, Any] | None:
         """The stored record for ``key`` (and count the hit), or ``None``."""
