@@ -6,7 +6,7 @@ Three ways in:
   ``disk_full`` fixture), and each command must be refused cleanly (:func:`refused`: exit 2, one
   ``Error:`` line naming the path, no file left behind or changed);
 - as root, in a private mount namespace (``unshare -m``), the commands write to a real tmpfs
-  that is full (skipped, loudly, where that cannot be done);
+  that is full, then read-only (skipped, loudly, where that cannot be done);
 - a subprocess is killed (SIGKILL) in the middle of writing results over older ones.
 
 The append-only logs (``outputs.jsonl``, judge logs, trial logs) keep whole lines: a failed
@@ -68,6 +68,26 @@ def disk_full(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Arm:
             return real(fd, data)
 
         monkeypatch.setattr(os, "write", write)
+
+    return arm
+
+
+@pytest.fixture
+def read_only(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Arm:
+    """``read_only(match="")``: from now on, no file can be created under the case's folder where the
+    path contains ``match`` (EACCES, as in a folder without write permission: root ignores chmod)."""
+
+    def arm(match: str = "") -> None:
+        real = os.open
+        root = str(tmp_path.resolve())
+
+        def open_(path: Any, flags: int, *args: Any, **kwargs: Any) -> int:
+            target = os.path.abspath(os.fspath(path))
+            if flags & os.O_CREAT and target.startswith(root) and match in target:
+                raise PermissionError(errno.EACCES, os.strerror(errno.EACCES), target)
+            return real(path, flags, *args, **kwargs)
+
+        monkeypatch.setattr(os, "open", open_)
 
     return arm
 
@@ -225,6 +245,46 @@ def test_history_on_a_full_disk_is_one_line(
     refused([*trec, "--out", "res", "--history", "h.sqlite"], "res/", ENOSPC)
 
 
+# --- every command, where it may not write -----------------------------------------------------
+
+DENIED = os.strerror(errno.EACCES)  # "Permission denied"
+
+
+@pytest.mark.parametrize(
+    ("argv", "target"),
+    [
+        (["eval", "--qrels", "qrels.txt", "--run", "run.txt", "--out", "old"], "old/metrics.json"),
+        (["report", "old"], "old/report.html"),
+        (["gate", "old", "old", "--fail-on", "map<-0.5", "--junit", "gate.xml"], "gate.xml"),
+        (["agentic", "--traces", "t.jsonl", "--out", "agentic.json"], "agentic.json"),
+    ],
+)
+def test_a_folder_it_may_not_write_is_one_line(
+    refused: Any, results: Path, tmp_path: Path, read_only: Arm, argv: list[str], target: str
+) -> None:
+    (tmp_path / "t.jsonl").write_text(json.dumps(TRACE) + "\n", encoding="utf-8")
+    read_only()
+    refused(argv, target, DENIED)
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["eval", "--qrels", "qrels.txt", "--run", "run.txt", "--out", "a.file"],
+        ["eval", "--qrels", "qrels.txt", "--run", "run.txt", "--out", "a.file/deeper"],
+        ["report", "old", "--out", "a.file/report.html"],
+        ["agentic", "--traces", "t.jsonl", "--out", "a.file/agentic.json"],
+        ["gate", "old", "old", "--fail-on", "map<-0.5", "--junit", "a.file/gate.xml"],
+    ],
+)
+def test_a_file_where_a_folder_should_be_is_one_line(
+    refused: Any, results: Path, tmp_path: Path, argv: list[str]
+) -> None:
+    (tmp_path / "t.jsonl").write_text(json.dumps(TRACE) + "\n", encoding="utf-8")
+    (tmp_path / "a.file").write_text("not a folder")
+    refused(argv, "a.file")
+
+
 # --- commands that keep what they finished: the partial work stays whole ---------------------
 
 
@@ -308,7 +368,7 @@ def test_mine_on_a_full_disk_keeps_the_old_dataset_and_whole_trial_lines(
 
 TINY_FS_DRIVER = textwrap.dedent(
     r"""
-    import contextlib, io, json, os, subprocess, sys
+    import contextlib, gc, io, json, os, subprocess, sys
     from pathlib import Path
 
     mount, inputs = Path(sys.argv[1]), Path(sys.argv[2])
@@ -357,6 +417,16 @@ TINY_FS_DRIVER = textwrap.dedent(
             "old": all((mount / "res" / n).read_text() == "old " + n for n in ("metrics.json", "per_query.jsonl", "report.html", "gate.xml", "agentic.json")),
             "history_same": (mount / "h.sqlite").read_bytes() == history,
         }
+    gc.collect()  # a database connection an error left open keeps the mount busy
+    subprocess.run(["mount", "-o", "remount,ro", str(mount)], check=True)
+    code, err = ragmeter(*cases["eval"])
+    report["read-only"] = {
+        "code": code,
+        "stderr": err,
+        "files": sorted(p.name for p in (mount / "res").iterdir()),
+        "old": all((mount / "res" / n).read_text() == "old " + n for n in ("metrics.json", "per_query.jsonl", "report.html", "gate.xml", "agentic.json")),
+        "history_same": True,
+    }
     print(json.dumps(report))
     """
 )
@@ -406,6 +476,7 @@ def test_a_real_full_tmpfs_leaves_old_files_and_one_line_naming_the_path(
         "gate": "res/gate.xml",
         "agentic": "res/agentic.json",
         "history": "h.sqlite",
+        "read-only": "res/metrics.json",
     }
     for case, outcome in report.items():
         lines = [line for line in outcome["stderr"].splitlines() if line.strip()]
@@ -414,9 +485,10 @@ def test_a_real_full_tmpfs_leaves_old_files_and_one_line_naming_the_path(
             case,
             lines,
         )
-        assert targets[case] in lines[0] and (
-            "No space left on device" in lines[0] or "disk is full" in lines[0]
-        ), lines
+        reasons = (
+            ("Read-only file system",) if case == "read-only" else ("No space left on device", "disk is full")
+        )
+        assert targets[case] in lines[0] and any(reason in lines[0] for reason in reasons), lines
         assert outcome["old"] and outcome["history_same"], (case, outcome)
         assert outcome["files"] == [
             "agentic.json",

@@ -29,6 +29,7 @@ A failure removes the temporary file (and any folder made for it) and raises an
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import re
@@ -88,15 +89,21 @@ def _fsync_folder(folder: Path) -> None:
 
 
 def _make_folders(folder: Path) -> list[Path]:
-    """Create ``folder`` and missing parents; return the ones made, deepest first."""
+    """Create ``folder`` and missing parents; return the ones made, deepest first.
+
+    A file where a folder should be is an error naming it (``out: is a file, not a folder``).
+    """
     missing = []
     current = folder
-    while not current.exists():
+    while not current.is_dir():
+        if current.exists() or current.is_symlink():
+            raise NotADirectoryError(errno.ENOTDIR, "is a file, not a folder", str(current))
         missing.append(current)
         if current.parent == current:
             break
         current = current.parent
-    folder.mkdir(parents=True, exist_ok=True)
+    with _naming(folder):
+        folder.mkdir(parents=True, exist_ok=True)
     return missing
 
 
@@ -182,8 +189,7 @@ def atomic_files(*paths: str | Path, redact: bool = True) -> Iterator[list[Stage
     staged: list[StagedFile] = []
     try:
         for target in map(Path, paths):
-            with _naming(target):
-                made += _make_folders(target.parent)
+            made += _make_folders(target.parent)
             staged.append(StagedFile(target, redact=redact))
         yield staged
         for stage in staged:
