@@ -229,8 +229,10 @@ class RedactingStream:
 def redacted_console() -> Iterator[None]:
     """Within the block, ``sys.stdout`` and ``sys.stderr`` redact what is printed (the CLI's last net)."""
     saved = sys.stdout, sys.stderr
-    sys.stdout = RedactingStream(saved[0])
-    sys.stderr = RedactingStream(saved[1])
+    if saved[0] is not None:  # None without a console (pythonw)
+        sys.stdout = RedactingStream(saved[0])
+    if saved[1] is not None:
+        sys.stderr = RedactingStream(saved[1])
     try:
         yield
     finally:
