@@ -217,7 +217,7 @@ class RedactingStream:
         return len(text)
 
     def writelines(self, lines: Iterable[str]) -> None:
-        """Write each line without its secrets."""
+        """Write each line without its secrets (not through the wrapped stream's own writelines)."""
         for line in lines:
             self.write(line)
 

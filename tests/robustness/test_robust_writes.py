@@ -30,7 +30,14 @@ from typing import Any
 import pytest
 import yaml
 
-from ragmeter.io.atomic import AppendLog, atomic_files, is_temp_file, write_json_atomic, write_text_atomic
+from ragmeter.io.atomic import (
+    AppendLog,
+    atomic_files,
+    is_temp_file,
+    write_bytes_atomic,
+    write_json_atomic,
+    write_text_atomic,
+)
 
 ENOSPC = os.strerror(errno.ENOSPC)  # "No space left on device"
 QRELS = "q1 0 d1 1\nq1 0 d2 1\nq2 0 d3 1\n"
@@ -133,6 +140,15 @@ def test_a_full_disk_keeps_the_old_file_and_names_the_new_one(tmp_path: Path, di
         write_text_atomic(target, "new report")
     assert failed.value.errno == errno.ENOSPC and failed.value.filename == str(target)
     assert target.read_text() == "old report" and [p.name for p in tmp_path.iterdir()] == ["report.html"]
+
+
+def test_bytes_are_written_as_given_and_whole(tmp_path: Path, disk_full: Arm) -> None:
+    target = tmp_path / "index.bin"
+    write_bytes_atomic(target, b"\x00old\xff")
+    disk_full()
+    with pytest.raises(OSError, match=ENOSPC):
+        write_bytes_atomic(target, b"new" * 1000)
+    assert files(tmp_path) == {"index.bin": b"\x00old\xff"}
 
 
 def test_a_full_disk_leaves_no_new_file_and_no_new_folder(tmp_path: Path, disk_full: Arm) -> None:

@@ -117,10 +117,9 @@ def _new_mode(path: Path) -> int:
 class StagedFile:
     """A temporary file being written in place of ``path``; text is redacted and encoded as UTF-8."""
 
-    def __init__(self, path: Path, *, redact: bool = True, encoding: str = "utf-8") -> None:
+    def __init__(self, path: Path, *, redact: bool = True) -> None:
         self.path = path
         self._redact = redact
-        self._encoding = encoding
         self._buffer: list[bytes] = []
         self._buffered = 0
         mode = _new_mode(path)
@@ -132,7 +131,7 @@ class StagedFile:
     def write(self, data: str | bytes) -> int:
         """Add ``data`` (text is redacted first); returns its length."""
         if isinstance(data, str):
-            chunk = (_redact(data) if self._redact else data).encode(self._encoding)
+            chunk = (_redact(data) if self._redact else data).encode("utf-8")
         else:
             chunk = bytes(data)
         self._buffer.append(chunk)
@@ -140,11 +139,6 @@ class StagedFile:
         if self._buffered >= CHUNK_BYTES:
             self.flush()
         return len(data)
-
-    def writelines(self, lines: Iterator[str] | list[str]) -> None:
-        """Add each of ``lines``."""
-        for line in lines:
-            self.write(line)
 
     def flush(self) -> None:
         """Hand what is buffered to the operating system."""
@@ -259,11 +253,6 @@ class AppendLog:
     def fileno(self) -> int:
         """The file descriptor (for locks)."""
         return self._fd
-
-    @property
-    def closed(self) -> bool:
-        """Whether :meth:`close` was called."""
-        return self._fd < 0
 
     def append(self, line: str) -> None:
         """Write ``line`` (redacted, a newline added) as one whole line."""
