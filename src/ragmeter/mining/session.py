@@ -284,6 +284,7 @@ def mine(
             progress=progress_sink,
             stop_event=stop,
             pool=pool,
+            notify=notify,
         )
 
     def written(done: int) -> None:

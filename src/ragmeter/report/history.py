@@ -24,6 +24,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from ragmeter.errors import InputError
+from ragmeter.redaction import redact
 from ragmeter.results import EvalResult
 
 DEFAULT_HISTORY_PATH = Path(".ragmeter") / "history.sqlite"
@@ -95,9 +96,23 @@ def record_run(
     source: str | None = None,
     git_revision: str | None = None,
 ) -> int:
-    """Append one run's aggregates to the history (default :func:`default_history_path`); return its id."""
+    """Append one run's aggregates to the history (default :func:`default_history_path`); return its id.
+
+    Texts are redacted (:mod:`ragmeter.redaction`); a database that cannot be written (a full
+    disk) is a one-line error naming it.
+    """
     db = db or default_history_path()
     created = str(result.provenance.get("created_at") or datetime.now(UTC).isoformat(timespec="seconds"))
+    source, git_revision = (redact(text) if text else text for text in (source, git_revision))
+    try:
+        return _record(db, result, created, redact(label), source, git_revision)
+    except sqlite3.DatabaseError as exc:
+        raise InputError(f"cannot record the run in the history database ({exc})", where=str(db)) from None
+
+
+def _record(
+    db: Path, result: EvalResult, created: str, label: str, source: str | None, git_revision: str | None
+) -> int:
     with closing(_connect(db)) as conn, conn:
         cur = conn.execute(
             "INSERT INTO runs (created_at, label, source, git_revision, ragmeter_version, n_queries, aggregate_json)"

@@ -244,8 +244,8 @@ def write_report(results_dir: str | Path, out: str | Path | None = None, **kwarg
     ``results_dir`` may also be the path of a ``metrics.json``; ``out`` may be a folder.
     The page is rendered before anything is written, so a bad results folder leaves no file behind.
     """
+    from ragmeter.io.atomic import write_text_atomic
+
     target = report_target(results_dir, out)
     page = render_report(results_dir, **kwargs)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    target.write_text(page, encoding="utf-8")
-    return target
+    return write_text_atomic(target, page)
