@@ -69,7 +69,7 @@ def test_sandboxed_escape_attempts_fail(
     assert not target.exists() and accepted == []
     data = yaml.safe_load((tmp_path / "out.yaml").read_text())
     assert data["ragmeter_mining"]["sandbox"]["kind"] == "bwrap"
-    assert data["pairs"][0]["verification"]["sandbox"].startswith("bwrap: read-only system")
+    assert data["pairs"][0]["verification"]["sandbox"].startswith("bwrap: own root")
 
 
 def test_without_the_sandbox_the_same_code_escapes(
