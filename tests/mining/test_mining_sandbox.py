@@ -77,7 +77,9 @@ def mode_info(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch, t
         return _confining(info, "unshare")
     needed = ["bwrap", "unshare"] if mode == "auto" else [mode]
     if not any(shutil.which(tool) for tool in needed):
-        pytest.skip(f"SANDBOX TEST SKIPPED: {' and '.join(needed)} not installed (.ci/system-deps.sh installs bwrap)")
+        pytest.skip(
+            f"SANDBOX TEST SKIPPED: {' and '.join(needed)} not installed (.ci/system-deps.sh installs bwrap)"
+        )
     info = probe(mode)
     return _confining(info, mode if mode != "auto" else next(t for t in needed if shutil.which(t)))
 
@@ -169,7 +171,7 @@ def host_targets(tmp_path: Path) -> Iterator[dict[str, Any]]:
 def _parse(output: str) -> dict[str, tuple[str, str]]:
     results = {}
     for line in output.splitlines():
-        name, verdict, detail = (line.split("\t") + ["", ""])[:3]
+        name, verdict, detail = [*line.split("\t"), "", ""][:3]
         results[name] = (verdict, detail)
     return results
 
@@ -211,7 +213,12 @@ def test_every_escape_attempt_fails(
         "file_size_mb": limits.file_size_mb,
     }
     (workdir / "probe.json").write_text(json.dumps(config))
-    result = run_sandboxed([sys.executable, "probe.py"], workdir, limits=limits, info=mode_info)
+    leak = os.open(tmp_path / "host-log.txt", os.O_CREAT | os.O_WRONLY)
+    os.set_inheritable(leak, True)  # a descriptor the sandbox must not inherit
+    try:
+        result = run_sandboxed([sys.executable, "probe.py"], workdir, limits=limits, info=mode_info)
+    finally:
+        os.close(leak)
 
     assert result.started and result.returncode == 0 and not result.timed_out, result.output
     results = _parse(result.output)
@@ -219,7 +226,9 @@ def test_every_escape_attempt_fails(
     escaped = {name: detail for name, (verdict, detail) in results.items() if verdict != "blocked"}
     assert escaped == {}, result.output
     assert "leave a setsid/double-fork survivor" in results, result.output  # the probe ran to its end
-    attempted = {f"read {path}" for path in host_targets["read"]} | {f"write {p}" for p in host_targets["write"]}
+    attempted = {f"read {path}" for path in host_targets["read"]} | {
+        f"write {p}" for p in host_targets["write"]
+    }
     assert attempted <= set(results), result.output
     assert accepted == [] and abstract_accepted == []
     assert not [path for path in host_targets["write"] if Path(path).exists()]
@@ -248,7 +257,9 @@ def test_without_any_sandbox_tool_auto_refuses_in_one_line(
     with pytest.raises(ConfigError) as error:
         run_sandboxed([sys.executable, "-c", "open('ran', 'w')"], tmp_path, limits=SandboxLimits(), info=info)
     message = str(error.value)
-    assert "\n" not in message and "apt-get install bubblewrap" in message and "--unsafe-no-sandbox" in message
+    assert (
+        "\n" not in message and "apt-get install bubblewrap" in message and "--unsafe-no-sandbox" in message
+    )
     assert not (tmp_path / "ran").exists()
     for mode in ("bwrap", "unshare"):
         refused = probe(mode)  # type: ignore[arg-type]
@@ -258,7 +269,9 @@ def test_without_any_sandbox_tool_auto_refuses_in_one_line(
 def test_a_sandbox_that_fails_to_start_is_refused(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     """A tool that is there but cannot build the sandbox: one line with its error, never a fallback."""
     fake = tmp_path / "bwrap"
-    fake.write_text("#!/bin/sh\necho 'bwrap: Creating new namespace failed: Operation not permitted' >&2\nexit 1\n")
+    fake.write_text(
+        "#!/bin/sh\necho 'bwrap: Creating new namespace failed: Operation not permitted' >&2\nexit 1\n"
+    )
     fake.chmod(0o755)
     monkeypatch.setenv("PATH", str(tmp_path))
     info = probe("bwrap")
@@ -267,7 +280,9 @@ def test_a_sandbox_that_fails_to_start_is_refused(monkeypatch: pytest.MonkeyPatc
 
 
 def test_untrusted_code_never_runs_without_a_sandbox(monkeypatch: pytest.MonkeyPatch) -> None:
-    unavailable = SandboxInfo("unavailable", [], "bubblewrap is not installed (apt-get install bubblewrap)", None)
+    unavailable = SandboxInfo(
+        "unavailable", [], "bubblewrap is not installed (apt-get install bubblewrap)", None
+    )
     monkeypatch.setattr(
         "ragmeter.mining.session.probe", lambda mode: unavailable if mode != "none" else probe("none")
     )

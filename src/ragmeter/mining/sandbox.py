@@ -29,7 +29,6 @@ A mode that cannot give all of that refuses to run, with one line saying what is
 
 from __future__ import annotations
 
-import atexit
 import contextlib
 import json
 import os
@@ -38,7 +37,6 @@ import shutil
 import signal
 import subprocess
 import sys
-import sysconfig
 import tempfile
 import threading
 import time
@@ -49,18 +47,17 @@ from typing import Literal
 
 from ragmeter.errors import ConfigError
 from ragmeter.mining.sandbox_launcher import MARKER as _MARKER
+from ragmeter.mining.sandbox_layout import SANDBOX_WORKDIR, Layout, current_layout, environment
 
 _UID_BASE = 1_000_000 + (os.getpid() % 100_000) * 64
 _UID_SLOTS = 64
 _uids_in_use: set[int] = set()
 _uid_lock = threading.Lock()
-SANDBOX_WORKDIR = "/tmp/work"
-"""Where the work dir appears inside the sandbox."""
-_OPT = "/opt/ragmeter"
 _LAUNCHER = Path(__file__).with_name("sandbox_launcher.py").read_text(encoding="utf-8")
 
 Mode = Literal["auto", "bwrap", "unshare", "none"]
 Kind = Literal["bwrap", "unshare"]
+RunKind = Literal["bwrap", "unshare", "none"]
 _TOOLS: dict[Kind, tuple[str, str]] = {
     "bwrap": ("bubblewrap", "apt-get install bubblewrap"),
     "unshare": ("unshare", "apt-get install util-linux"),
@@ -160,161 +157,24 @@ def _is_root() -> bool:
     return os.geteuid() == 0
 
 
-def _under(path: str, roots: Sequence[str]) -> bool:
-    return any(path == r or path.startswith(r.rstrip("/") + "/") for r in roots)
-
-
-_SYSTEM = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
-_ETC = (
-    "/etc/ld.so.cache",
-    "/etc/ld.so.conf",
-    "/etc/ld.so.conf.d",
-    "/etc/alternatives",
-    "/etc/localtime",
-    "/etc/passwd",
-    "/etc/group",
-    "/etc/nsswitch.conf",
-)
-
-
-@dataclass(frozen=True)
-class _Layout:
-    """The sandbox's file system, the interpreter's path inside it and its environment."""
-
-    dirs: list[str]
-    symlinks: list[tuple[str, str]]
-    binds: list[tuple[str, str]]
-    python: str
-    env: dict[str, str]
-    hidden: list[str]
-    mountpoint: str
-
-
 _CACHE: dict[tuple[object, ...], SandboxInfo] = {}
 _CACHE_LOCK = threading.Lock()
 _USER_FLAGS: dict[str, list[str]] = {}
-_layout_cache: list[_Layout] = []
-_layout_lock = threading.Lock()
+_USER_FLAGS_LOCK = threading.Lock()
+_UNSHARE = (
+    "--mount",
+    "--net",
+    "--pid",
+    "--ipc",
+    "--uts",
+    "--fork",
+    "--kill-child",
+    "--propagation",
+    "private",
+)
 
 
-def _layout() -> _Layout:
-    with _layout_lock:
-        if not _layout_cache:
-            _layout_cache.append(_build_layout())
-        return _layout_cache[0]
-
-
-def _build_layout() -> _Layout:
-    """Bind the system at its own paths, the interpreter's prefix and the venv's packages under /opt/ragmeter."""
-    symlinks: list[tuple[str, str]] = []
-    binds: list[tuple[str, str]] = []
-    for path in _SYSTEM:
-        if os.path.islink(path):
-            symlinks.append((os.readlink(path), path))
-        elif os.path.isdir(path):
-            binds.append((path, path))
-    binds += [(path, path) for path in _ETC if os.path.exists(path)]
-    system = [os.path.realpath(p) for p in _SYSTEM if os.path.isdir(p)]
-    prefixes: list[tuple[str, str]] = []  # host prefix -> its path inside
-    for prefix in (sys.base_prefix, sys.base_exec_prefix):
-        real = os.path.realpath(prefix)
-        if not _under(real, system) and not _under(real, [p for p, _ in prefixes]):
-            prefixes.append((real, f"{_OPT}/python{len(prefixes) or ''}"))
-    binds += prefixes
-
-    def inside(path: str) -> str | None:
-        real = os.path.realpath(path)
-        if _under(real, system):
-            return real
-        for host, mapped in prefixes:
-            if _under(real, [host]):
-                return mapped + real[len(host) :]
-        return None
-
-    base = os.path.realpath(getattr(sys, "_base_executable", "") or sys.executable)
-    python = inside(base)
-    if python is None:
-        raise ConfigError(f"the sandbox cannot show the Python interpreter {base}: it is outside {sys.base_prefix}")
-    skeleton = tempfile.mkdtemp(prefix="ragmeter-sandbox-")
-    atexit.register(shutil.rmtree, skeleton, True)
-    os.chmod(skeleton, 0o755)
-    mountpoint = os.path.join(skeleton, "root")
-    os.mkdir(mountpoint)
-    venv = os.path.realpath(sys.prefix)
-    if venv != os.path.realpath(sys.base_prefix):
-        python = _venv_layout(venv, python, skeleton, symlinks, binds)
-    env = _environment(SANDBOX_WORKDIR, f"{os.path.dirname(python)}:/usr/local/bin:/usr/bin:/bin")
-    libdir = str(sysconfig.get_config_var("LIBDIR") or "")
-    if sysconfig.get_config_var("Py_ENABLE_SHARED") and libdir and inside(libdir) not in (None, libdir):
-        env["LD_LIBRARY_PATH"] = str(inside(libdir))  # libpython found through an absolute RUNPATH
-    targets = [dst for _, dst in binds] + [path for _, path in symlinks] + [SANDBOX_WORKDIR]
-    bound = [dst for src, dst in binds if os.path.isdir(src)]
-    dirs: set[str] = set()
-    for target in targets:
-        parent = os.path.dirname(target)
-        while parent not in ("/", "") and not _under(parent, bound):
-            dirs.add(parent)
-            parent = os.path.dirname(parent)
-    hidden = [path for path in _pth_paths(venv) if inside(path) is None and not _under(path, [venv])]
-    return _Layout(
-        sorted(dirs, key=lambda p: (p.count("/"), p)), symlinks, binds, python, env, hidden, mountpoint
-    )
-
-
-def _environment(workdir: str, path: str) -> dict[str, str]:
-    """The whole environment of sandboxed code: an allowlist, nothing inherited (no secrets)."""
-    return {
-        "PATH": path,
-        "HOME": workdir,
-        "TMPDIR": workdir,
-        "LANG": "C.UTF-8",
-        "PYTHONDONTWRITEBYTECODE": "1",
-        "PYTHONHASHSEED": "0",
-        "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1",
-        "NO_COLOR": "1",
-    }
-
-
-def _venv_layout(
-    venv: str,
-    python: str,
-    skeleton: str,
-    symlinks: list[tuple[str, str]],
-    binds: list[tuple[str, str]],
-) -> str:
-    """A venv at /opt/ragmeter/venv: its ``lib`` read-only, a ``pyvenv.cfg`` naming the interpreter's new home."""
-    lines = Path(venv, "pyvenv.cfg").read_text(encoding="utf-8").splitlines()
-    kept = [line for line in lines if line.split("=")[0].strip() not in ("home", "executable", "command")]
-    config = os.path.join(skeleton, "pyvenv.cfg")
-    Path(config).write_text("\n".join([f"home = {os.path.dirname(python)}", *kept]) + "\n", encoding="utf-8")
-    os.chmod(config, 0o644)
-    binds.append((config, f"{_OPT}/venv/pyvenv.cfg"))
-    for name in ("lib", "lib64"):
-        path = os.path.join(venv, name)
-        if os.path.islink(path):
-            symlinks.append((os.readlink(path), f"{_OPT}/venv/{name}"))
-        elif os.path.isdir(path):
-            binds.append((path, f"{_OPT}/venv/{name}"))
-    symlinks += [(python, f"{_OPT}/venv/bin/{name}") for name in ("python", "python3")]
-    return f"{_OPT}/venv/bin/python"
-
-
-def _pth_paths(venv: str) -> list[str]:
-    """Folders that ``.pth`` files add to the import path (editable installs): not shown inside."""
-    out: list[str] = []
-    for site_dir in Path(venv).glob("lib*/python*/site-packages"):
-        for pth in sorted(site_dir.glob("*.pth")):
-            with contextlib.suppress(OSError):
-                for line in pth.read_text(encoding="utf-8", errors="replace").splitlines():
-                    line = line.strip()
-                    if line and not line.startswith(("#", "import ", "import\t")):
-                        folder = os.path.realpath(os.path.join(site_dir, line))
-                        if os.path.isdir(folder) and folder not in out:
-                            out.append(folder)
-    return out
-
-
-def _bwrap_args(layout: _Layout, workdir: str) -> list[str]:
+def _bwrap_args(layout: Layout, workdir: str) -> list[str]:
     """Bubblewrap's arguments: the layout, the namespaces, and the capabilities the launcher needs as root."""
     args = ["--unshare-ipc", "--unshare-pid", "--unshare-net", "--unshare-uts", "--unshare-cgroup-try"]
     if _is_root():  # no user namespace: the launcher switches to an unprivileged uid itself
@@ -340,18 +200,16 @@ def _unshare_args(tool: str) -> list[str]:
     """``unshare``'s arguments; without root, a user namespace (the invoker's uid, else uid 0, mapped to it)."""
     user: list[str] = []
     if not _is_root():
-        with _layout_lock:
+        with _USER_FLAGS_LOCK:
             if tool not in _USER_FLAGS:
                 usage = subprocess.run([tool, "--help"], capture_output=True, text=True, check=False).stdout
                 current = "--map-current-user" in usage and "--keep-caps" in usage  # util-linux 2.38+
                 _USER_FLAGS[tool] = ["--map-current-user", "--keep-caps"] if current else ["--map-root-user"]
             user = ["--user", *_USER_FLAGS[tool]]
-    return [*user, "--mount", "--net", "--pid", "--ipc", "--uts", "--fork", "--kill-child", "--propagation", "private"]
+    return [*user, *_UNSHARE]
 
 
-
-
-def _runs_as(kind: Kind) -> str:
+def _runs_as() -> str:
     if _is_root():
         return "an unprivileged uid of its own (ragmeter runs as root)"
     return f"uid {os.geteuid()} (mapped into a user namespace)"
@@ -375,8 +233,11 @@ def probe(mode: Mode = "auto") -> SandboxInfo:
         for kind in kinds:
             error = _try(kind)
             if error is None:
-                notes = [f"not visible inside: {path} (an editable install's folder)" for path in _layout().hidden]
-                info = SandboxInfo(kind, LAYERS, "; ".join(failures), _runs_as(kind), notes, MISSING)
+                notes = [
+                    f"not visible inside: {path} (an editable install's folder)"
+                    for path in current_layout().hidden
+                ]
+                info = SandboxInfo(kind, LAYERS, "; ".join(failures), _runs_as(), notes, MISSING)
                 break
             failures.append(error)
         if info is None:
@@ -435,7 +296,7 @@ def _give_to(path: str, uid: int) -> None:
             os.chown(os.path.join(folder, name), uid, uid, follow_symlinks=False)
 
 
-def _argv(kind: str, command: Sequence[str], workdir: str, limits: SandboxLimits, uid: int) -> list[str]:
+def _argv(kind: RunKind, command: Sequence[str], workdir: str, limits: SandboxLimits, uid: int) -> list[str]:
     """The whole command line: the sandbox tool, the launcher and its configuration, the command."""
     config: dict[str, object] = {
         "confine": kind != "none",
@@ -446,12 +307,12 @@ def _argv(kind: str, command: Sequence[str], workdir: str, limits: SandboxLimits
     }
     if kind == "none":
         return [sys.executable, "-I", "-S", "-c", _LAUNCHER, json.dumps(config), *command]
-    layout = _layout()
+    layout = current_layout()
     python = {sys.executable, os.path.realpath(sys.executable), getattr(sys, "_base_executable", "")}
     command = [layout.python if i == 0 and arg in python else arg for i, arg in enumerate(command)]
     tool = shutil.which(kind)
     if tool is None:
-        raise ConfigError(f"{_TOOLS[kind][0]} is not installed here ({_TOOLS[kind][1]})")  # type: ignore[index]
+        raise ConfigError(f"{_TOOLS[kind][0]} is not installed here ({_TOOLS[kind][1]})")
     if kind == "bwrap":
         launcher = [layout.python, "-I", "-S", "-c", _LAUNCHER, json.dumps(config)]
         return [tool, *_bwrap_args(layout, workdir), "--", *launcher, *command]
@@ -463,17 +324,17 @@ def _argv(kind: str, command: Sequence[str], workdir: str, limits: SandboxLimits
         "workdir": os.path.realpath(workdir),
         "sandbox_workdir": SANDBOX_WORKDIR,
     }
-    host_python = os.path.realpath(sys.executable)
-    return [tool, *_unshare_args(tool), "--", host_python, "-I", "-S", "-c", _LAUNCHER, json.dumps(config), *command]
+    launcher = [os.path.realpath(sys.executable), "-I", "-S", "-c", _LAUNCHER, json.dumps(config)]
+    return [tool, *_unshare_args(tool), "--", *launcher, *command]
 
 
-def _run(kind: str, command: Sequence[str], workdir: str, limits: SandboxLimits) -> SandboxResult:
+def _run(kind: RunKind, command: Sequence[str], workdir: str, limits: SandboxLimits) -> SandboxResult:
     uid = _acquire_uid() if _is_root() and kind != "none" else -1
     try:
         if uid >= 0:
             _give_to(workdir, uid)
         argv = _argv(kind, command, workdir, limits, uid)
-        env = _layout().env if kind != "none" else _environment(workdir, "/usr/local/bin:/usr/bin:/bin")
+        env = current_layout().env if kind != "none" else environment(workdir, "/usr/local/bin:/usr/bin:/bin")
         return _execute(argv, workdir if kind == "none" else "/", env, limits.timeout_s)
     finally:
         if uid >= 0:
@@ -555,6 +416,7 @@ def run_sandboxed(
     inside the sandbox. ``info.kind == "unavailable"`` raises :class:`ConfigError`
     (:func:`refusal`): untrusted code never runs unconfined unless the caller asked for ``mode="none"``.
     """
-    if info.kind not in ("bwrap", "unshare", "none"):
+    kinds: dict[str, RunKind] = {"bwrap": "bwrap", "unshare": "unshare", "none": "none"}
+    if info.kind not in kinds:
         raise ConfigError(refusal(info))
-    return _run(info.kind, command, str(workdir), limits)
+    return _run(kinds[info.kind], command, str(workdir), limits)

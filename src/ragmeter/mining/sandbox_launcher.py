@@ -150,7 +150,11 @@ class _CapHeader(ctypes.Structure):
 
 
 class _CapData(ctypes.Structure):
-    _fields_ = [("effective", ctypes.c_uint32), ("permitted", ctypes.c_uint32), ("inheritable", ctypes.c_uint32)]
+    _fields_ = [
+        ("effective", ctypes.c_uint32),
+        ("permitted", ctypes.c_uint32),
+        ("inheritable", ctypes.c_uint32),
+    ]
 
 
 def _read(path: str) -> str:
@@ -165,7 +169,7 @@ def _status() -> dict[str, str]:
 
 
 def _is_host_root() -> bool:
-    """uid 0 of the initial user namespace (not uid 0 of a user namespace mapped to someone else)."""
+    """Whether this is uid 0 of the initial user namespace (not uid 0 of a user namespace mapped to someone else)."""
     if os.getuid() != 0 and os.geteuid() != 0:
         return False
     return _read("/proc/self/uid_map").split()[:2] == ["0", "0"]
@@ -174,7 +178,9 @@ def _is_host_root() -> bool:
 def drop_privileges(uid: int) -> None:
     """Switch to ``uid`` (when root), drop every capability for good, set ``no_new_privs``; verify."""
     if int(_status().get("CapEff", "0"), 16) != 0:
-        if uid < 0 and os.getuid() == 0:  # uid 0 of a user namespace: execve must never give capabilities back
+        if (
+            uid < 0 and os.getuid() == 0
+        ):  # uid 0 of a user namespace: execve must never give capabilities back
             _check(_libc.prctl(PR_SET_SECUREBITS, SECURE_NOROOT_ALL, 0, 0, 0), "securebits")
         for cap in range(int(_read("/proc/sys/kernel/cap_last_cap")) + 1):
             _check(_libc.prctl(PR_CAPBSET_DROP, cap, 0, 0, 0), f"dropping capability {cap}")
