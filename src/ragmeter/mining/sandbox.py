@@ -46,7 +46,6 @@ from pathlib import Path
 from typing import Literal
 
 from ragmeter.errors import ConfigError
-from ragmeter.mining.sandbox_launcher import MARKER as _MARKER
 from ragmeter.mining.sandbox_layout import SANDBOX_WORKDIR, Layout, current_layout, environment
 
 _UID_BASE = 1_000_000 + (os.getpid() % 100_000) * 64
@@ -54,6 +53,7 @@ _UID_SLOTS = 64
 _uids_in_use: set[int] = set()
 _uid_lock = threading.Lock()
 _LAUNCHER = Path(__file__).with_name("sandbox_launcher.py").read_text(encoding="utf-8")
+_MARKER = b"ragmeter-sandbox-started\n"
 
 Mode = Literal["auto", "bwrap", "unshare", "none"]
 Kind = Literal["bwrap", "unshare"]
@@ -304,6 +304,7 @@ def _argv(kind: RunKind, command: Sequence[str], workdir: str, limits: SandboxLi
         "rlimits": sorted(limits.rlimits().items()),
         "root": None,
         "chdir": SANDBOX_WORKDIR if kind != "none" else os.path.realpath(workdir),
+        "marker": _MARKER.decode(),
     }
     if kind == "none":
         return [sys.executable, "-I", "-S", "-c", _LAUNCHER, json.dumps(config), *command]

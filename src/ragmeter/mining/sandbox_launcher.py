@@ -14,10 +14,11 @@ It uses the standard library only: ragmeter is not visible inside the sandbox. `
   ``--unsafe-no-sandbox``.
 - ``rlimits``: ``[[name, value], ...]`` with names of the :mod:`resource` module.
 - ``chdir``: the folder the command starts in (entered after dropping privileges).
+- ``marker``: written to stdout just before the command starts (the start of its output).
 
 Before the command starts, the result is checked (no capability left, ``no_new_privs`` set, not
 the host's root). Any failure prints one line ``sandbox: ...`` and exits 126: nothing ever runs
-half-confined. ``ragmeter-sandbox-started`` on stdout marks the start of the command's output.
+half-confined.
 """
 
 from __future__ import annotations
@@ -29,23 +30,15 @@ import resource
 import sys
 from typing import Any
 
-MARKER = b"ragmeter-sandbox-started\n"
 FAILED = 126
 
 MS_RDONLY, MS_NOSUID, MS_NODEV, MS_NOEXEC = 1, 2, 4, 8
 MS_REMOUNT, MS_BIND, MS_REC, MS_PRIVATE = 32, 4096, 16384, 1 << 18
 MS_NOATIME, MS_NODIRATIME, MS_RELATIME = 1024, 2048, 1 << 21
 MNT_DETACH = 2
-_LOCKED = (
-    (os.ST_RDONLY, MS_RDONLY),
-    (os.ST_NOSUID, MS_NOSUID),
-    (os.ST_NODEV, MS_NODEV),
-    (os.ST_NOEXEC, MS_NOEXEC),
-    (os.ST_NOATIME, MS_NOATIME),
-    (os.ST_NODIRATIME, MS_NODIRATIME),
-    (os.ST_RELATIME, MS_RELATIME),
-)
-"""statvfs flags -> mount flags: a bind remount inside a user namespace must keep them."""
+_LOCKED: tuple[tuple[int, int], ...] = ((1, MS_RDONLY), (2, MS_NOSUID), (4, MS_NODEV), (8, MS_NOEXEC))
+_LOCKED += ((1024, MS_NOATIME), (2048, MS_NODIRATIME), (4096, MS_RELATIME))
+"""Linux statvfs flags (ST_RDONLY...) -> mount flags: a bind remount inside a user namespace must keep them."""
 
 _SYSCALLS = {  # machine: (pivot_root, keyctl)
     "x86_64": (155, 250),
@@ -60,11 +53,26 @@ PR_CAP_AMBIENT_CLEAR_ALL = 4
 SECURE_NOROOT_ALL = 0x2F  # NOROOT, NO_SETUID_FIXUP, each locked, and KEEP_CAPS_LOCKED
 KEYCTL_JOIN_SESSION_KEYRING = 1
 DEVICES = ("null", "zero", "full", "random", "urandom")
+PROC_READ_ONLY = ("sys", "sysrq-trigger", "irq", "bus")
 
-_libc = ctypes.CDLL(None, use_errno=True)
-_libc.mount.argtypes = [ctypes.c_char_p, ctypes.c_char_p, ctypes.c_char_p, ctypes.c_ulong, ctypes.c_char_p]
-_libc.umount2.argtypes = [ctypes.c_char_p, ctypes.c_int]
-_libc.prctl.argtypes = [ctypes.c_int, ctypes.c_ulong, ctypes.c_ulong, ctypes.c_ulong, ctypes.c_ulong]
+_LIBC: list[Any] = []
+
+
+def _libc() -> Any:
+    """The C library (loaded on first use, so that importing this module works anywhere)."""
+    if not _LIBC:
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.mount.argtypes = [
+            ctypes.c_char_p,
+            ctypes.c_char_p,
+            ctypes.c_char_p,
+            ctypes.c_ulong,
+            ctypes.c_char_p,
+        ]
+        libc.umount2.argtypes = [ctypes.c_char_p, ctypes.c_int]
+        libc.prctl.argtypes = [ctypes.c_int, ctypes.c_ulong, ctypes.c_ulong, ctypes.c_ulong, ctypes.c_ulong]
+        _LIBC.append(libc)
+    return _LIBC[0]
 
 
 class SandboxSetupError(Exception):
@@ -82,7 +90,7 @@ def _b(text: str | None) -> bytes | None:
 
 
 def _mount(source: str | None, target: str, fstype: str | None, flags: int, data: str | None = None) -> None:
-    result = _libc.mount(_b(source), _b(target), _b(fstype), flags, _b(data))
+    result = _libc().mount(_b(source), _b(target), _b(fstype), flags, _b(data))
     _check(result, f"mount {source or fstype or ''} on {target}")
 
 
@@ -127,6 +135,11 @@ def build_root(root: dict[str, Any]) -> None:
     _bind(root["workdir"], top + root["sandbox_workdir"], readonly=False)
     os.makedirs(top + "/proc")
     _mount("proc", top + "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC)
+    for name in PROC_READ_ONLY:  # as bubblewrap does: the kernel's knobs stay read-only
+        path = f"{top}/proc/{name}"
+        if os.path.exists(path):
+            _mount(path, path, None, MS_BIND)
+            _mount(None, path, None, MS_BIND | MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC)
     dev = top + "/dev"
     os.makedirs(dev)
     _mount("tmpfs", dev, "tmpfs", MS_NOSUID | MS_NOEXEC, "mode=0755,size=64k,nr_inodes=64")
@@ -140,8 +153,8 @@ def build_root(root: dict[str, Any]) -> None:
     _mount(None, top, None, MS_BIND | MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NODEV)
     pivot_root, _ = _syscall_numbers()
     os.chdir(top)
-    _check(_libc.syscall(pivot_root, b".", b"."), "pivot_root")
-    _check(_libc.umount2(b".", MNT_DETACH), "detaching the host's root")
+    _check(_libc().syscall(pivot_root, b".", b"."), "pivot_root")
+    _check(_libc().umount2(b".", MNT_DETACH), "detaching the host's root")
     os.chdir("/")
 
 
@@ -181,20 +194,20 @@ def drop_privileges(uid: int) -> None:
         if (
             uid < 0 and os.getuid() == 0
         ):  # uid 0 of a user namespace: execve must never give capabilities back
-            _check(_libc.prctl(PR_SET_SECUREBITS, SECURE_NOROOT_ALL, 0, 0, 0), "securebits")
+            _check(_libc().prctl(PR_SET_SECUREBITS, SECURE_NOROOT_ALL, 0, 0, 0), "securebits")
         for cap in range(int(_read("/proc/sys/kernel/cap_last_cap")) + 1):
-            _check(_libc.prctl(PR_CAPBSET_DROP, cap, 0, 0, 0), f"dropping capability {cap}")
+            _check(_libc().prctl(PR_CAPBSET_DROP, cap, 0, 0, 0), f"dropping capability {cap}")
     if uid >= 0:
         os.setgroups([])
         os.setresgid(uid, uid, uid)
         os.setresuid(uid, uid, uid)
-    _libc.prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0)
+    _libc().prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0)
     header = _CapHeader(0x20080522, 0)
-    _check(_libc.capset(ctypes.byref(header), (_CapData * 2)()), "dropping capabilities")
-    _check(_libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0), "no_new_privs")
+    _check(_libc().capset(ctypes.byref(header), (_CapData * 2)()), "dropping capabilities")
+    _check(_libc().prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0), "no_new_privs")
     machine = os.uname().machine
     if machine in _SYSCALLS:  # the invoker's session keyring stays outside (best effort: may be filtered)
-        _libc.syscall(_SYSCALLS[machine][1], KEYCTL_JOIN_SESSION_KEYRING, None)
+        _libc().syscall(_SYSCALLS[machine][1], KEYCTL_JOIN_SESSION_KEYRING, None)
     status = _status()
     for field in ("CapInh", "CapPrm", "CapEff", "CapAmb"):
         if int(status.get(field, "1"), 16) != 0:
@@ -229,7 +242,7 @@ def start(config: dict[str, Any], command: list[str]) -> None:
     os.chdir(config["chdir"])
     set_limits([(name, int(value)) for name, value in config["rlimits"]])
     os.closerange(3, 1 << 20)
-    os.write(1, MARKER)
+    os.write(1, config["marker"].encode())
     os.execv(command[0], command)
 
 
