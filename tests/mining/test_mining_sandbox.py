@@ -13,10 +13,8 @@ import fcntl
 import json
 import os
 import shutil
-import socket
 import subprocess
 import sys
-import threading
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -99,34 +97,6 @@ def _session_keyring() -> int | None:
     if os.uname().machine not in numbers:
         return None
     return int(ctypes.CDLL(None).syscall(numbers[os.uname().machine], 0, -3, 0))
-
-
-@pytest.fixture
-def abstract_listener() -> Iterator[tuple[str, list[object]]]:
-    """An abstract UNIX socket listener (network namespaces keep these apart)."""
-    name = f"ragmeter-probe-{uuid.uuid4().hex}"
-    server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    server.bind("\0" + name)
-    server.listen()
-    server.settimeout(0.2)
-    accepted: list[object] = []
-    stop = threading.Event()
-
-    def serve() -> None:
-        while not stop.is_set():
-            try:
-                conn, _ = server.accept()
-            except OSError:
-                continue
-            accepted.append(conn)
-            conn.close()
-
-    thread = threading.Thread(target=serve, daemon=True)
-    thread.start()
-    yield name, accepted
-    stop.set()
-    thread.join(timeout=2)
-    server.close()
 
 
 @pytest.fixture

@@ -147,8 +147,8 @@ def build_root(root: dict[str, Any]) -> None:
         with open(f"{dev}/{name}", "a"):
             pass
         _mount(f"/dev/{name}", f"{dev}/{name}", None, MS_BIND)
-    for name, target in (("fd", "/proc/self/fd"), ("stdin", "0"), ("stdout", "1"), ("stderr", "2")):
-        os.symlink(target if name == "fd" else f"/proc/self/fd/{target}", f"{dev}/{name}")
+    for name, target in (("fd", ""), ("stdin", "/0"), ("stdout", "/1"), ("stderr", "/2")):
+        os.symlink(f"/proc/self/fd{target}", f"{dev}/{name}")
     _mount(None, dev, None, MS_BIND | MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NOEXEC)
     _mount(None, top, None, MS_BIND | MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NODEV)
     pivot_root, _ = _syscall_numbers()
