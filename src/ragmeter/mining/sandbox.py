@@ -182,7 +182,7 @@ def _bwrap_args(layout: Layout, workdir: str) -> list[str]:
         args += [arg for cap in ("CAP_SETUID", "CAP_SETGID", "CAP_SETPCAP") for arg in ("--cap-add", cap)]
     else:
         args.insert(0, "--unshare-user")
-    args += ["--die-with-parent", "--new-session", "--clearenv"]
+    args += ["--as-pid-1", "--die-with-parent", "--new-session", "--clearenv"]  # the launcher is the init
     for path in layout.dirs:
         args += ["--perms", "0755", "--dir", path]
     for target, path in layout.symlinks:

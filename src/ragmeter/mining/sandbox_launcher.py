@@ -5,13 +5,16 @@ It uses the standard library only: ragmeter is not visible inside the sandbox. `
 
 - ``root``: ``null`` when bubblewrap has built the sandbox's root already; for the ``unshare``
   mode, the layout to build in the fresh mount namespace that ``unshare`` made (``mountpoint``,
-  ``dirs``, ``symlinks``, read-only ``binds``, ``workdir`` shown at ``sandbox_workdir``). The
-  process is then PID 1 of a new PID namespace: it pivots into the new root, forks the command
-  and stays as its init; when the command ends, the kernel kills whatever it left behind.
+  ``dirs``, ``symlinks``, read-only ``binds``, ``workdir`` shown at ``sandbox_workdir``), then
+  pivot into it.
+- ``confine``: the process is PID 1 of the sandbox's new PID namespace (both modes). It forks
+  the command and stays as its init, reaping orphans; when the command ends, it exits with the
+  command's status and the kernel kills whatever the command left behind before the sandbox
+  tool (bwrap ``--as-pid-1``, ``unshare --fork``) sees the init exit. The command then drops
+  every capability (and keeps them dropped across ``execve``), sets ``no_new_privs``, joins a
+  new session keyring and starts a new session. False only for ``--unsafe-no-sandbox``: the
+  command just gets the limits.
 - ``uid``: when ragmeter runs as root, the unprivileged uid the command runs as; else ``-1``.
-- ``confine``: drop every capability (and keep them dropped across ``execve``), set
-  ``no_new_privs``, join a new session keyring, start a new session. False only for
-  ``--unsafe-no-sandbox``.
 - ``rlimits``: ``[[name, value], ...]`` with names of the :mod:`resource` module.
 - ``chdir``: the folder the command starts in (entered after dropping privileges).
 - ``marker``: written to stdout just before the command starts (the start of its output).
@@ -260,10 +263,11 @@ def main(argv: list[str]) -> int:
     try:
         config = json.loads(argv[0])
         command = argv[1:]
-        if config["root"] is None:
+        if not config["confine"]:
             start(config, command)
             return FAILED  # pragma: no cover - start() replaced this process
-        build_root(config["root"])
+        if config["root"] is not None:
+            build_root(config["root"])
         child = os.fork()
         if child == 0:
             try:
