@@ -50,11 +50,12 @@ time.sleep(600)
 
 def _raw_namespaces_work(tool: str) -> bool:
     """Can this process make the namespaces at all (without ragmeter)? Decides skip versus failure."""
+    program = [sys.executable, "-c", "pass"]
     if tool == "bwrap":
-        args = ["bwrap", "--ro-bind", "/", "/", "--unshare-all", "--", "true"]
+        args = ["bwrap", "--ro-bind", "/", "/", "--unshare-all", "--", *program]
     else:
         user = [] if os.geteuid() == 0 else ["--user", "--map-root-user"]
-        args = ["unshare", *user, "--mount", "--net", "--pid", "--fork", "true"]
+        args = ["unshare", *user, "--mount", "--net", "--pid", "--fork", *program]
     return subprocess.run(args, capture_output=True, check=False).returncode == 0
 
 
