@@ -39,14 +39,19 @@ helpers = _load("report_helpers", Path(__file__).with_name("report_helpers.py"))
 run_cli = helpers.run_cli
 
 
+@pytest.fixture(scope="session", autouse=True)
+def _session_history(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """The session fixtures' commands record and read history in a temporary database, never the repository's."""
+    with pytest.MonkeyPatch.context() as env:
+        env.setenv("RAGMETER_HISTORY", str(tmp_path_factory.mktemp("session-history") / "history.sqlite"))
+        yield
+
+
 @pytest.fixture(scope="session")
 def demo_results(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The demo suite's results folder, with the report ``ragmeter run`` writes."""
-    root = tmp_path_factory.mktemp("demo")
-    out = root / "results"
-    with pytest.MonkeyPatch.context() as env:
-        env.setenv("RAGMETER_HISTORY", str(root / "history.sqlite"))
-        run_cli(["run", str(EXAMPLES / "suite.yaml"), "--results-dir", str(out), "--quiet"])
+    out = tmp_path_factory.mktemp("demo") / "results"
+    run_cli(["run", str(EXAMPLES / "suite.yaml"), "--results-dir", str(out), "--quiet"])
     return out
 
 

@@ -74,7 +74,7 @@ def _judge(name: str, value: float, rationale: str) -> dict[str, Any]:
 def synthetic_results(folder: Path, n: int, *, seed: int = 0, judged: bool = True) -> Path:
     """Write ``n`` queries into ``folder`` (results and ``dataset.jsonl``); return the results folder."""
     rng = random.Random(seed)
-    pool = [(f"notes/doc-{i % 200}.md", f"Other {i}", _text(rng, 40)[:300]) for i in range(max(50, n // 2))]
+    pool = [(f"notes/doc-{i % 200}.md", f"Other {i}", _text(rng, 25)) for i in range(max(50, n // 2))]
     results = folder / "results"
     dataset = folder / "dataset.jsonl"
     per_query: dict[str, dict[str, float | None]] = {}

@@ -224,6 +224,7 @@ def test_a_thousand_queries_stay_under_one_megabyte(tmp_path: Path) -> None:
         assert 'id="q-cut"' in page  # the page says what it shortened
 
 
+@pytest.mark.xdist_group("report-browser")  # shares the 10,000-query fixture with the browser tests
 def test_ten_thousand_queries_are_all_in_the_page(big_results: Path) -> None:
     data = page_data((big_results / "report.html").read_text(encoding="utf-8"))
     assert len(data["queries"]) == 10_000  # never cut at the first 2,000

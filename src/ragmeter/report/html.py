@@ -59,6 +59,13 @@ SCRIPTS = ("report.js",)
 """The page's scripts, inlined in this order (``templates/``)."""
 HEADLINE_METRICS = 4
 """Metric columns of the query table (the most-scored quality metrics); the drill-down shows all."""
+TEXT_KINDS = {
+    "chunk_text": "chunk texts",
+    "answer": "answers",
+    "raw_reply": "raw judge replies",
+    "rationale": "judge rationales",
+}
+"""How the page names each kind of long text it may shorten."""
 KNOWN_KEYS = {
     "schema_version", "aggregate", "per_query", "n_queries", "n_scored", "n_skipped", "n_missing_output",
     "warnings", "provenance", "breakdowns", "operational", "index_coverage", "judge_reliability", "agentic",
@@ -217,6 +224,7 @@ def render_report(results_dir: str | Path, *, history: Sequence[HistoryEntry] | 
         config=sections.fact_rows(page.config),
         reliability=metrics.get("judge_reliability") or {},
         data_json=_json_for_script(page.data),
+        text_kinds=TEXT_KINDS,
         style=_template("report.css"),
         scripts=[_template(name) for name in SCRIPTS],
     )
