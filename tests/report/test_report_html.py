@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 from report_helpers import page_data, synthetic_results
 
-from ragmeter.report.html import render_report
+from ragmeter.report.html import SECTIONS, render_report
 from ragmeter.report.units import metric_unit
 from ragmeter.results import EvalResult
 
@@ -242,3 +242,14 @@ def test_report_cli_refuses_a_folder_without_metrics(tmp_path: Path, cli: Any) -
         2,
         f"Error: {tmp_path}: no metrics.json here; is this a ragmeter results folder?",
     )
+
+
+def test_the_docs_describe_every_section_and_control() -> None:
+    docs = (Path(__file__).parents[2] / "docs" / "report.md").read_text(encoding="utf-8")
+    missing = [title for _, title in SECTIONS if f"**{title}**" not in docs]
+    missing += [
+        c
+        for c in ("Search", "Category", "Tag", "Failing", "below", "Sort", "worst first")
+        if f"**{c}**" not in docs
+    ]
+    assert not missing, f"docs/report.md does not describe {missing}"

@@ -10,8 +10,8 @@ and drawn by the page's script a page at a time, so 10,000 queries stay usable.
 Adding a view (the N-way compare view, for one): put its data under a new key
 of :attr:`ReportPage.data` (it reaches the script as ``DATA.<key>``), add a
 partial ``templates/_<key>.html.j2`` holding ``<section data-view="<key>">``,
-name it in :data:`SECTIONS`, and register ``views.<key> = function (root, DATA)``
-in a script listed in :data:`SCRIPTS`.
+name it in :data:`SECTIONS`, and register ``window.ragmeterViews.<key> = function (root, DATA)``
+in a script listed in :data:`SCRIPTS` (docs/report.md).
 
 >>> import tempfile, pathlib
 >>> from ragmeter.results import EvalResult
@@ -99,7 +99,7 @@ def _rows(loaded: LoadedResults) -> list[dict[str, Any]]:
 
 
 def _metric_specs(metrics: dict[str, Any]) -> list[dict[str, Any]]:
-    info = (metrics.get("provenance") or {}).get("metrics") or {}
+    info = sections.nested(metrics, "provenance", "metrics")
     return [
         {
             "name": name,
@@ -133,7 +133,8 @@ def build_page(results_dir: str | Path, *, history: Sequence[HistoryEntry] | Non
         loaded.path, metrics=metrics, config=config, judges_in_rows=any("judges" in r for r in rows[:50])
     )
     specs = _metric_specs(metrics)
-    settings = (metrics.get("provenance") or {}).get("settings") or {}
+    provenance = sections.nested(metrics, "provenance")
+    settings = sections.nested(provenance, "settings")
     data = build_query_data(
         rows,
         [s["name"] for s in specs],
@@ -147,16 +148,16 @@ def build_page(results_dir: str | Path, *, history: Sequence[HistoryEntry] | Non
         "headline": _headline(specs, metrics),
         "notes": sources.notes,
     }
-    suite: dict[str, Any] = config["suite"] if isinstance(config.get("suite"), dict) else {}
+    suite = sections.nested(config, "suite")
     page = ReportPage(str(suite.get("name") or loaded.label), metrics, config, data)
-    dataset = dataset_identity(metrics.get("provenance") or {})
+    dataset = dataset_identity(dict(provenance))
     if history is not None and dataset[0] is not None:
         page.history = history_view(
             history,
             list(metrics.get("aggregate") or {}),
             suite=suite.get("name"),
             dataset=dataset,
-            created_at=str((metrics.get("provenance") or {}).get("created_at") or ""),
+            created_at=str(provenance.get("created_at") or ""),
         )
     if isinstance(metrics.get("agentic"), dict):
         page.agentic = agentic_curves(metrics["agentic"])
@@ -165,7 +166,7 @@ def build_page(results_dir: str | Path, *, history: Sequence[HistoryEntry] | Non
         "breakdowns": bool(metrics.get("breakdowns")),
         "operations": bool(metrics.get("operational")) or any(s["op"] for s in specs),
         "index": metrics.get("index_coverage") is not None,
-        "judge": bool((metrics.get("provenance") or {}).get("judge") or metrics.get("judge_reliability")),
+        "judge": bool(provenance.get("judge") or metrics.get("judge_reliability")),
         "agentic": bool(page.agentic),
         "history": page.history is not None,
         "extra": any(k not in KNOWN_KEYS for k in metrics),
@@ -194,35 +195,11 @@ def render_report(results_dir: str | Path, *, history: Sequence[HistoryEntry] | 
         undefined=jinja2.StrictUndefined,
         keep_trailing_newline=True,
     )
-    metrics = page.metrics
-    summary = sections.summary_rows(metrics)
     return env.get_template("report.html.j2").render(
         page=page,
-        m=metrics,
+        m=page.metrics,
         version=__version__,
-        summary=summary,
-        per_query=[r for r in summary if r.operational and not r.name.startswith("latency")],
-        breakdowns=sections.breakdown_tables(
-            metrics.get("breakdowns") or {}, list(metrics.get("aggregate") or {})
-        ),
-        latency=sections.latency_table(metrics.get("aggregate") or {}),
-        operational=sections.operational_facts(metrics.get("operational") or {}),
-        coverage=sections.fact_rows(metrics.get("index_coverage") or {}),
-        index_info=sections.fact_rows(
-            ((metrics.get("provenance") or {}).get("inputs") or {}).get("index") or {}
-        ),
-        judge=sections.judge_facts((metrics.get("provenance") or {}).get("judge") or {}),
-        extra={
-            k: sections.fact_rows(v if isinstance(v, dict) else {k: v})
-            for k, v in metrics.items()
-            if k not in KNOWN_KEYS
-        },
-        agentic_facts=sections.fact_rows(
-            {k: v for k, v in (metrics.get("agentic") or {}).items() if k in ("counts", "redundancy")}
-        ),
-        provenance=sections.fact_rows(metrics.get("provenance") or {}),
-        config=sections.fact_rows(page.config),
-        reliability=metrics.get("judge_reliability") or {},
+        **sections.tables(page.metrics, page.config, known=KNOWN_KEYS),
         data_json=_json_for_script(page.data),
         text_kinds=TEXT_KINDS,
         style=_template("report.css"),

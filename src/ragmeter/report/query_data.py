@@ -15,8 +15,8 @@ One query is an object with short keys (absent when empty):
 ``d``   its dimension values (``category``, ``difficulty``, …); ``t`` its tags
 ``g``   gold supports: ``[rel_path, heading, [snippets], first matching rank or 0]``
 ``gi``  gold ids: ``[id, gain, first rank or 0]`` (id-matched datasets)
-``r``   the top k retrieved: ``[chunk index, score, gain, [gold indexes matched]]``;
-        ``k`` the cutoff, ``rn`` how many were retrieved when more than shown
+``r``   the top k retrieved: ``[chunk index, score, gain, [gold indexes matched]]`` (absent when
+        no output was recorded); ``k`` the cutoff, ``rn`` how many were retrieved when more
 ``a``   the answer; ``ab`` abstained; ``e`` the error; ``to`` timed out
 ``rf``  references: ``[rel_path, heading, [gold indexes covered]]``; ``ex`` expected answers
 ``j``   judges: ``{n, m, v, c, why, ra, d, raw, mo, sp}`` (name, metric when not the name,
@@ -33,7 +33,7 @@ what was cut is said on the page.
 >>> data = build_query_data([{"id": "q1", "metrics": {"mrr": 0.5}, "input": {"question": "Why?"},
 ...                           "output": {"answer": "Because."}}], ["mrr"], Sources())
 >>> dumps(data["queries"][0])
-'{"id":"q1","v":[0.5],"q":"Why?","a":"Because."}'
+'{"id":"q1","v":[0.5],"q":"Why?","r":[],"a":"Because."}'
 """
 
 from __future__ import annotations
@@ -170,7 +170,10 @@ class _Builder:
         out["j"] = self._judges(row, qid)
         if row.get("trace") is not None:
             out["ag"] = self._trace(row["trace"], out)
-        return {k: v for k, v in out.items() if k == "v" or v not in (None, [], {})}
+        kept = {"v"} | (
+            {"r"} if out["r"] is not None else set()
+        )  # an empty ranking is news; no ranking is not
+        return {k: v for k, v in out.items() if k in kept or v not in (None, [], {})}
 
     def _retrieval(
         self, out: dict[str, Any], row: Mapping[str, Any], sample: Sample | None, gold: Sequence[AnchorKey]
@@ -180,6 +183,7 @@ class _Builder:
         items = (
             [i.model_dump(exclude_none=True) for i in output.retrieved] if output is not None else shown_rows
         )
+        recorded = output is not None or "retrieved" in row or isinstance(row.get("output"), dict)
         k = sample.metadata.k if sample is not None and sample.metadata.k else self.default_k
         matches = [self._gold_hits(item, gold) for item in items]
         if sample is not None and gold:
@@ -197,17 +201,21 @@ class _Builder:
             out["gi"] = [[doc, compact_number(g), ranks.get(doc, 0)] for doc, g in grades.items()]
         limit = min(k or RETRIEVED_SHOWN, RETRIEVED_MAX)
         gains = [r.get("gain") for r in shown_rows]
-        out["r"] = [
-            [
-                self.chunk(item),
-                compact_number(item.get("score")),
-                compact_number(gains[rank] if rank < len(gains) else None),
-                sorted(matches[rank]),
+        out["r"] = (
+            None
+            if not recorded
+            else [
+                [
+                    self.chunk(item),
+                    compact_number(item.get("score")),
+                    compact_number(gains[rank] if rank < len(gains) else None),
+                    sorted(matches[rank]),
+                ]
+                for rank, item in enumerate(items[:limit])
             ]
-            for rank, item in enumerate(items[:limit])
-        ]
+        )
         out["rn"] = len(items) if len(items) > limit else None
-        out["k"] = k
+        out["k"] = k if items else None
 
     def _gold_hits(self, item: Mapping[str, Any], gold: Sequence[AnchorKey]) -> set[int]:
         """The gold supports the chunk matches (anchor and, with snippet matching, a snippet)."""

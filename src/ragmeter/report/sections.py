@@ -352,3 +352,42 @@ def judge_facts(judge: Mapping[str, Any]) -> list[Fact]:
         unknown = Fact("cost", "unknown (no price for the model)", depth=1)
         facts.extend(unknown if f.label == "cost" and f.missing else f for f in fact_rows(shown, depth=1))
     return facts
+
+
+def nested(mapping: Mapping[str, Any], *keys: str) -> Mapping[str, Any]:
+    """``mapping[k1][k2]…`` when each step is an object, else ``{}``.
+
+    >>> nested({"a": {"b": {"c": 1}}}, "a", "b"), nested({"a": None}, "a", "b")
+    ({'c': 1}, {})
+    """
+    for key in keys:
+        value = mapping.get(key)
+        mapping = value if isinstance(value, Mapping) else {}
+    return mapping
+
+
+def tables(metrics: Mapping[str, Any], config: Mapping[str, Any], *, known: set[str]) -> dict[str, Any]:
+    """Every table of the page, by the name its template uses (``known``: the sections laid out elsewhere)."""
+    aggregate = nested(metrics, "aggregate")
+    summary = summary_rows(metrics)
+    return {
+        "summary": summary,
+        "per_query": [r for r in summary if r.operational and not r.name.startswith("latency")],
+        "breakdowns": breakdown_tables(nested(metrics, "breakdowns"), list(aggregate)),
+        "latency": latency_table(aggregate),
+        "operational": operational_facts(nested(metrics, "operational")),
+        "coverage": fact_rows(nested(metrics, "index_coverage")),
+        "index_info": fact_rows(nested(metrics, "provenance", "inputs", "index")),
+        "judge": judge_facts(nested(metrics, "provenance", "judge")),
+        "reliability": nested(metrics, "judge_reliability"),
+        "agentic_facts": fact_rows(
+            {k: v for k, v in nested(metrics, "agentic").items() if k in ("counts", "redundancy")}
+        ),
+        "extra": {
+            k: fact_rows(v if isinstance(v, Mapping) else {k: v})
+            for k, v in metrics.items()
+            if k not in known
+        },
+        "provenance": fact_rows(nested(metrics, "provenance")),
+        "config": fact_rows(config),
+    }

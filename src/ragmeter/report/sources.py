@@ -95,10 +95,17 @@ def _read_dataset(
 ) -> dict[str, Sample]:
     from ragmeter.io.datasets import load_dataset
 
-    recorded = _inputs(metrics).get("dataset") or {}
+    inputs = _inputs(metrics)
+    recorded = inputs.get("dataset") or {}
     resolved = ((config.get("suite") or {}).get("resolved_paths") or {}).get("dataset")
     named = [resolved, recorded.get("path")]
     what = "gold supports and expected answers"
+    trec = [str((inputs.get(k) or {}).get("path")) for k in ("qrels", "run") if inputs.get(k)]
+    if trec:
+        notes.append(
+            f"relevance judgements and ranked lists: not shown (a TREC run; see {' and '.join(trec)})"
+        )
+        return {}
     if not any(isinstance(n, str) for n in named):
         notes.append(f"{what}: not shown (the results do not name their dataset)")
         return {}

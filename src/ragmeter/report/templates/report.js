@@ -114,7 +114,8 @@
       text ? h("details", {"class": "text"}, h("summary", {text: "show text"}), h("blockquote", {text: text})) : null);
   }
   function retrievedList(q) {
-    if (!q.r || !q.r.length) { return absent(q.e ? "Nothing retrieved (the call failed)." : "Nothing retrieved."); }
+    if (!q.r) { return absent("Not available (see the notes above the table)."); }
+    if (!q.r.length) { return absent(q.e ? "Nothing retrieved (the call failed)." : "Nothing retrieved."); }
     return [h("ol", {}, q.r.map(function (entry, i) { return chunkItem(entry, i + 1, q.k); })),
       q.rn ? h("div", {"class": "muted", text: "top " + q.r.length + " of " + q.rn + " shown"}) : null];
   }
@@ -182,7 +183,7 @@
     append(box, h("div", {"class": "cols"},
       h("div", {"class": "gold"}, h("h4", {text: "Gold supports" + (q.g ? " (" + q.g.length + ")" : q.gi ? " (" + q.gi.length + ")" : "")}), goldList(q)),
       h("div", {"class": "retrieved"}, h("h4", {text: "Retrieved" + (q.k ? " (k = " + q.k + ")" : "")}), retrievedList(q))));
-    append(box, [h("h4", {text: "Answer"}), answerBlock(q)]);
+    if (q.r || q.a !== undefined || q.e || q.ex) { append(box, [h("h4", {text: "Answer"}), answerBlock(q)]); }
     if (q.j) { append(box, [h("h4", {text: "Judges (" + q.j.length + ")"}), q.j.map(judgeBlock)]); }
     return box;
   }
