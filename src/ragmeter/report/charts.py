@@ -21,7 +21,13 @@ LINE = "#2563eb"
 MARK = "#b45309"
 GRID = "#d1d5db"
 WIDTH, HEIGHT = 300, 190
-LEFT, RIGHT, TOP, BOTTOM = 52, 14, 24, 44
+LEFT, RIGHT, TOP, BOTTOM = 58, 14, 24, 44
+AXIS_TITLE = 22
+"""Characters of an axis title; a longer one ends in an ellipsis (the panel's title is whole)."""
+
+
+def _short(text: str) -> str:
+    return text if len(text) <= AXIS_TITLE else text[: AXIS_TITLE - 1] + "…"
 
 
 def _tick(value: float) -> str:
@@ -33,8 +39,8 @@ def _bounds(values: Sequence[float]) -> tuple[float, float]:
     if lo >= 0 and hi <= 1 and hi - lo > 0.2:
         lo = 0.0  # rates and scores read best from 0
     if lo == hi:
-        pad = abs(lo) * 0.1 or 0.5
-        lo, hi = lo - pad, hi + pad
+        pad = abs(lo) * 0.1
+        lo, hi = (lo - pad, hi + pad) if pad else (0.0, 1.0)
     return lo, hi
 
 
@@ -90,9 +96,9 @@ def panel(
         )
     parts.append(
         f'<text x="{LEFT + plot_w / 2:.1f}" y="{height - 6}" text-anchor="middle" font-size="11" '
-        f'fill="#374151">{escape(x_title)}</text>'
+        f'fill="#374151">{escape(_short(x_title))}</text>'
         f'<text transform="translate(12 {TOP + plot_h / 2:.1f}) rotate(-90)" text-anchor="middle" '
-        f'font-size="11" fill="#374151">{escape(y_title)}</text>'
+        f'font-size="11" fill="#374151">{escape(_short(y_title))}</text>'
     )
     for i, note in (markers or {}).items():
         mx = x(i - 0.5) if n > 1 else x(i)
