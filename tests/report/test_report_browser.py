@@ -232,3 +232,33 @@ def test_ten_thousand_queries_stay_usable(browser: Any, big_results: Path) -> No
         assert page.locator("#q-table tr.detail .gold li").count() == 1
         no_horizontal_overflow(page)
         shoot(page, big_results, "big")
+
+
+def test_long_names_and_many_groups_still_fit(browser: Any, tmp_path: Path) -> None:
+    from ragmeter.results import EvalResult
+
+    long = "x" * 90
+    names = [f"metric_with_a_rather_long_name_{i}@10" for i in range(6)]
+    groups = {f"{long}-{g}": {m: {"mean": 0.5, "n": 3} for m in names} for g in range(30)}
+    per_query = {f"{long}-query-{i}": dict.fromkeys(names, 0.25) for i in range(60)}
+    result = EvalResult(
+        aggregate=dict.fromkeys(names, 0.25),
+        per_query=per_query,
+        n_queries=60,
+        n_scored=dict.fromkeys(names, 60),
+        n_skipped=dict.fromkeys(names, 0),
+        warnings=[f"a warning about {long}{long}"],
+        breakdowns={"tag": groups, "category": groups},
+        index_coverage={"zero_chunk_rel_paths": [f"{long}/{i}.md" for i in range(40)]},
+        query_details={
+            q: {"category": f"{long}-0", "tags": [f"{long}-1"], "input": long * 3} for q in per_query
+        },
+    )
+    results = result.write(tmp_path / "results")
+    run_cli(["report", str(results)])
+    with opened(browser, results / "report.html") as page:
+        no_horizontal_overflow(page)
+        tables_fit(page, "#summary, #breakdowns")
+        page.locator("#q-table tr.row").first.click()
+        no_horizontal_overflow(page)
+        shoot(page, results, "stress")

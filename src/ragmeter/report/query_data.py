@@ -78,27 +78,47 @@ def heading_text(heading: str | Sequence[str] | None) -> str:
     return heading if isinstance(heading, str) else " > ".join(heading)
 
 
+QUESTION_KEYS = ("question", "query", "input", "text")
+"""Where a question is found in an input object (the keys :meth:`Sample.question` reads)."""
+
+
+def _as_text(value: Any) -> str:
+    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+
+
+def _last_user_message(messages: Any) -> str | None:
+    """The text of the last ``{"role": "user", "content": "..."}`` of a chat-style input."""
+    if not isinstance(messages, list):
+        return None
+    said = [m.get("content") for m in messages if isinstance(m, dict) and m.get("role") == "user"]
+    return said[-1] if said and isinstance(said[-1], str) else None
+
+
 def question_and_input(raw: Any, sample: Sample | None) -> tuple[str | None, dict[str, str]]:
-    """The question text and the other input fields (as text) of a row's ``input``.
+    """The question text and the other input fields (as text) of a row's ``input`` (else the sample's).
 
     >>> question_and_input({"question": "Why?", "lang": "en"}, None)
     ('Why?', {'lang': 'en'})
+    >>> question_and_input({"messages": [{"role": "user", "content": "Hi?"}]}, None)[0]
+    'Hi?'
     >>> question_and_input(["a", 1], None)
     (None, {'input': '["a", 1]'})
     """
     if raw is None and sample is not None:
         raw = sample.input
+        if raw is None:  # a sample may give its question as a field of its own
+            extra = sample.model_extra or {}
+            found = next((extra[k] for k in ("question", "query") if isinstance(extra.get(k), str)), None)
+            return found, {}
     if isinstance(raw, str):
         return raw, {}
     if isinstance(raw, dict):
-        for key in ("question", "query", "input", "text"):
-            if isinstance(raw.get(key), str):
-                rest = {k: v if isinstance(v, str) else json.dumps(v) for k, v in raw.items() if k != key}
-                return raw[key], rest
-        return None, {k: v if isinstance(v, str) else json.dumps(v) for k, v in raw.items()}
+        key = next((k for k in QUESTION_KEYS if isinstance(raw.get(k), str)), None)
+        question = raw[key] if key is not None else _last_user_message(raw.get("messages"))
+        return question, {k: _as_text(v) for k, v in raw.items() if k != key}
     if raw is None:
         return None, {}
-    return None, {"input": json.dumps(raw, ensure_ascii=False)}
+    return None, {"input": _as_text(raw)}
 
 
 _normal_path = lru_cache(maxsize=65_536)(normalize_rel_path)
