@@ -253,3 +253,16 @@ def test_the_docs_describe_every_section_and_control() -> None:
         if f"**{c}**" not in docs
     ]
     assert not missing, f"docs/report.md does not describe {missing}"
+
+
+def test_per_query_values_in_the_page_match_the_results(demo_results: Path) -> None:
+    data = page_data((demo_results / "report.html").read_text(encoding="utf-8"))
+    names = [m["name"] for m in data["metrics"]]
+    lines = [json.loads(line) for line in (demo_results / "per_query.jsonl").read_text().splitlines()]
+    assert [q["id"] for q in data["queries"]] == [line["id"] for line in lines]
+    for q, line in zip(data["queries"], lines, strict=True):
+        for name, shown in zip(names, q["v"], strict=True):
+            value = line["metrics"][name]
+            assert (shown is None) == (value is None), (q["id"], name)  # unscored stays unscored, never 0
+            if value is not None:
+                assert shown == pytest.approx(value, rel=1e-4, abs=1e-9), (q["id"], name)

@@ -14,13 +14,15 @@ One query is an object with short keys (absent when empty):
 ``u``   why a metric left it unscored: ``[[metric index, string index]]``
 ``d``   its dimension values (``category``, ``difficulty``, …); ``t`` its tags
 ``g``   gold supports: ``[rel_path, heading, [snippets], first matching rank or 0]``
+        (``rel_path`` and ``heading`` index ``strings``, as everywhere below)
 ``gi``  gold ids: ``[id, gain, first rank or 0]`` (id-matched datasets)
 ``r``   the top k retrieved: ``[chunk index, score, gain, [gold indexes matched]]`` (absent when
         no output was recorded); ``k`` the cutoff, ``rn`` how many were retrieved when more
 ``a``   the answer; ``ab`` abstained; ``e`` the error; ``to`` timed out
 ``rf``  references: ``[rel_path, heading, [gold indexes covered]]``; ``ex`` expected answers
 ``j``   judges: ``{n, m, v, c, why, ra, d, raw, mo, sp}`` (name, metric when not the name,
-        value, unscored code and reason, rationale, other details, raw replies, model, spot-check)
+        value, unscored code and reason, rationale, other details, raw replies, model as a
+        string index, spot-check)
 ``ag``  an agentic trace: status, reason, iterations, IterationsForAllGoodResults, series
 ====== ================================================================
 
@@ -60,14 +62,19 @@ DETAILS_SHOWN = 20
 
 
 def compact_number(value: Any) -> float | int | None:
-    """A value rounded to 5 significant digits (integers without ``.0``); non-numbers are ``None``.
+    """A value as short as the page needs it; non-numbers (and NaN, infinities) are ``None``.
 
-    >>> compact_number(0.65092092983), compact_number(1.0), compact_number(float("nan")), compact_number(True)
-    (0.65092, 1, None, None)
+    Below 1: 5 significant digits (more than the 4 decimals shown, and 0.01 ms of a latency in
+    seconds); from 1 up: 6 decimals, so counts and token sums stay exact. Integers lose ``.0``.
+
+    >>> compact_number(0.65092092983), compact_number(0.000437381), compact_number(123456.7), compact_number(1.0)
+    (0.65092, 0.00043738, 123456.7, 1)
+    >>> compact_number(float("nan")), compact_number(True)
+    (None, None)
     """
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
         return None
-    rounded = float(f"{value:.5g}")
+    rounded = round(float(value), 6) if abs(value) >= 1 else float(f"{value:.5g}")
     return int(rounded) if rounded.is_integer() and abs(rounded) < 1e15 else rounded
 
 

@@ -67,11 +67,11 @@ def iter_jsonl(path: Path) -> Iterator[dict[str, Any]]:
 
 
 def _named_file(candidates: list[Any], folder: Path) -> Path | None:
-    """The first candidate path that exists: as written (from the working directory), else in ``folder``."""
+    """The first candidate that exists: in ``folder``, else as written (from the working directory)."""
     for raw in candidates:
         if not isinstance(raw, str) or not raw:
             continue
-        for path in (Path(raw), folder / raw, folder / Path(raw).name):
+        for path in (folder / raw, Path(raw), folder / Path(raw).name):
             if path.is_file():
                 return path
     return None

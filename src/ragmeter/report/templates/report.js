@@ -273,6 +273,8 @@
       function toggle() {
         if (state.open[q.id]) { delete state.open[q.id]; } else { state.open[q.id] = true; remember(q.id); }
         draw();
+        var again = root.querySelector("tr.row[data-id=\"" + CSS.escape(q.id) + "\"]");
+        if (again) { again.focus({preventScroll: true}); }
       }
       tr.addEventListener("click", toggle);
       tr.addEventListener("keydown", function (e) { if (e.key === "Enter" || e.key === " ") { e.preventDefault(); toggle(); } });
@@ -343,7 +345,14 @@
       $("q-sort").value = state.sort;
       refilter();
     });
+    var known = {tag: Object.keys(tags).length > 0};
+    queries.forEach(function (q) { Object.keys(q.d || {}).forEach(function (dim) { known[dim] = true; }); });
     document.querySelectorAll("th.group-head").forEach(function (th) {
+      if (!known[th.getAttribute("data-dim")]) {  /* the rows do not say (doc_type): nothing to list */
+        th.classList.remove("group-head");
+        th.removeAttribute("title");
+        return;
+      }
       th.addEventListener("click", function () {
         state.dims[th.getAttribute("data-dim")] = th.getAttribute("data-value");
         refilter();
