@@ -245,14 +245,10 @@ def fact_rows(section: Mapping[str, Any], *, depth: int = 0, unit_hint: Unit | N
     for key, value in section.items():
         unit = unit_hint or _unit_of(str(key))
         label = _label(str(key))
-        if key == "tokens_per_chunk":
-            unit = TOKENS
         if value is None:
             facts.append(Fact(label, "not recorded", missing=True, depth=depth))
         elif isinstance(value, Mapping) and value and set(value) <= {"sum", "mean", "n"}:
-            facts.append(
-                Fact(label, _sum_mean(value, TOKENS if depth and unit == PLAIN else unit), depth=depth)
-            )
+            facts.append(Fact(label, _sum_mean(value, unit), depth=depth))
         elif isinstance(value, Mapping) and value and {"min", "max"} <= set(value):
             facts.append(Fact(label, _stats(value, unit), depth=depth))
         elif isinstance(value, Mapping):

@@ -49,7 +49,8 @@ PERCENT = Unit("percent", 100.0, "%")
 OPERATIONAL_PREFIXES = ("latency", "cost", "tokens", "error_rate", "timeout_rate", "empty_response_rate")
 """Metric names shown under *Operations* rather than in the quality summary."""
 
-_LOWER_IS_BETTER_AGENTIC = frozenset({"SRR", "Dup", "Dup_cum", "IterationsForAllGoodResults"})
+_LOWER_IS_BETTER_AGENTIC = frozenset({"IterationsForAllGoodResults"})
+"""Agentic values without a series spec that are better low (fewer iterations to find every good result)."""
 
 
 def metric_unit(name: str) -> Unit:
