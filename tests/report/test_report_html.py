@@ -266,3 +266,16 @@ def test_per_query_values_in_the_page_match_the_results(demo_results: Path) -> N
             assert (shown is None) == (value is None), (q["id"], name)  # unscored stays unscored, never 0
             if value is not None:
                 assert shown == pytest.approx(value, rel=1e-4, abs=1e-9), (q["id"], name)
+
+
+def test_a_further_view_gets_its_data_and_no_section_without_a_partial(tmp_path: Path) -> None:
+    result = EvalResult(
+        aggregate={"mrr": 1.0},
+        per_query={"q": {"mrr": 1.0}},
+        n_queries=1,
+        n_scored={"mrr": 1},
+        n_skipped={"mrr": 0},
+    )
+    page = render_report(result.write(tmp_path), views={"compare": {"systems": ["a", "b"], "rows": [[1, 2]]}})
+    assert page_data(page)["compare"] == {"systems": ["a", "b"], "rows": [[1, 2]]}
+    assert 'id="compare"' not in page  # shown once SECTIONS names it and its partial exists

@@ -7,8 +7,8 @@ panel per metric) and the per-query drill-down. The tables are rendered here;
 the queries are embedded once as compact JSON (:mod:`ragmeter.report.query_data`)
 and drawn by the page's script a page at a time, so 10,000 queries stay usable.
 
-Adding a view (the N-way compare view, for one): put its data under a new key
-of :attr:`ReportPage.data` (it reaches the script as ``DATA.<key>``), add a
+Adding a view (the N-way compare view, for one): pass its data as
+``views={"<key>": ...}`` (it reaches the script as ``DATA.<key>``), add a
 partial ``templates/_<key>.html.j2`` holding ``<section data-view="<key>">``,
 name it in :data:`SECTIONS`, and register ``window.ragmeterViews.<key> = function (root, DATA)``
 in a script listed in :data:`SCRIPTS` (docs/report.md).
@@ -24,7 +24,7 @@ True
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
@@ -124,8 +124,17 @@ def _headline(specs: list[dict[str, Any]], metrics: dict[str, Any]) -> list[int]
     return sorted(best)
 
 
-def build_page(results_dir: str | Path, *, history: Sequence[HistoryEntry] | None = None) -> ReportPage:
-    """Read a results folder (and the files it names) into a :class:`ReportPage`."""
+def build_page(
+    results_dir: str | Path,
+    *,
+    history: Sequence[HistoryEntry] | None = None,
+    views: Mapping[str, Any] | None = None,
+) -> ReportPage:
+    """Read a results folder (and the files it names) into a :class:`ReportPage`.
+
+    ``views`` adds the data of further views (``{"compare": ...}``): each reaches the page's
+    script as ``DATA.<name>``, and its section is shown when :data:`SECTIONS` names it.
+    """
     loaded = load_results(results_dir)
     metrics, config = loaded.metrics, loaded.config
     rows = _rows(loaded)
@@ -147,6 +156,7 @@ def build_page(results_dir: str | Path, *, history: Sequence[HistoryEntry] | Non
         "metrics": specs,
         "headline": _headline(specs, metrics),
         "notes": sources.notes,
+        **(views or {}),
     }
     suite = sections.nested(config, "suite")
     page = ReportPage(str(suite.get("name") or loaded.label), metrics, config, data)
@@ -183,12 +193,18 @@ def _json_for_script(data: Any) -> str:
     return text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
 
 
-def render_report(results_dir: str | Path, *, history: Sequence[HistoryEntry] | None = None) -> str:
+def render_report(
+    results_dir: str | Path,
+    *,
+    history: Sequence[HistoryEntry] | None = None,
+    views: Mapping[str, Any] | None = None,
+) -> str:
     """Render a results folder as one HTML page (returned as a string).
 
     ``history`` is every recorded run; the page keeps those of the same suite and dataset.
+    ``views``: see :func:`build_page`.
     """
-    page = build_page(results_dir, history=history)
+    page = build_page(results_dir, history=history, views=views)
     env = jinja2.Environment(
         loader=jinja2.PackageLoader("ragmeter.report", "templates"),
         autoescape=True,
