@@ -39,11 +39,14 @@ LEVELS = (
     Limits(1200, 4000, 4000, 2000),
     Limits(400, 1500, 1000, 800),
     Limits(200, 800, 300, 400),
-    Limits(100, 400, 120, 240),
-    Limits(0, 240, 0, 160),
+    Limits(120, 400, 120, 240),
+    Limits(120, 300, 0, 200),
+    Limits(60, 240, 0, 160),
+    Limits(0, 160, 0, 120),
     Limits(0, 120, 0, 80),
 )
-"""From generous to lean; :meth:`LongTexts.fit` uses the first that fits the budget."""
+"""From generous to lean; :meth:`LongTexts.fit` uses the first that fits the budget. Raw judge
+replies go before chunk texts: the verdict and rationale they hold stay on the page."""
 
 
 class LongText:
