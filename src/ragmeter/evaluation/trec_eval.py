@@ -122,6 +122,12 @@ def trec_eval(qrels_path: str | Path, run_path: str | Path, options: TrecEvalOpt
     if not table.query_ids:
         raise InputError("no topic has both results and judgments (trec_eval: No queries with both results "
                          "and relevance info)", where=str(run_path))
+    if matched.missing_topics and not options.complete:
+        raise InputError(
+            f"qrels topic {matched.missing_topics[0]!r} has no results in the run; trec_eval 10.0 stops "
+            "here ('result qid not found in qrels'): give -c to count such topics as 0",
+            where=str(run_path),
+        )
     gone = set(matched.missing_topics)
     missing = np.array([topic in gone for topic in table.query_ids], dtype=bool)
     if options.complete and missing.any():

@@ -24,6 +24,9 @@ import numpy as np
 
 from ragmeter.metrics.relevance import FloatArray, Int64Array, Ranked
 
+C_NAN = float(np.copysign(np.nan, -1.0))
+"""``0.0 / 0.0`` in C on x86-64: a NaN with its sign bit set (printed ``-nan``)."""
+
 
 def lround(x: FloatArray) -> Int64Array:
     """C's ``lround``: to the nearest whole number, halves away from zero.
@@ -86,6 +89,7 @@ def interpolated_at(r: Ranked, levels: Sequence[float], k: Int64Array | None = N
     found = r.rel_in_top(k)
     best = best_precision_from(r, k)
     overall = _at_count(r, best, np.ones(n, dtype=np.int64))
+    overall[r.lengths == 0] = C_NAN  # trec_eval divides 0 by 0 for an empty ranking
     values = [np.zeros(n, dtype=np.float64) for _ in levels]
     cutoffs = [lround(level * r.n_rel.astype(np.float64)) for level in levels]
     limit = found.copy()  # the count the next level may match: it must not exceed this

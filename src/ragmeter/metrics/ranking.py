@@ -20,12 +20,13 @@ The seed worked example: relevant {doc-3, doc-9}, ranking
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
 
-from ragmeter.metrics.relevance import FloatArray, Int64Array, Ranked, RelevanceTable, log2_ranks
+from ragmeter.metrics.relevance import FloatArray, Int64Array, Ranked, log2_ranks
 
 
 def _safe_div(num: FloatArray, den: FloatArray | Int64Array) -> FloatArray:
@@ -117,15 +118,26 @@ def ndcg_exp(r: Ranked, k: Int64Array | None) -> FloatArray:
     >>> round(ndcg_exp(Ranked(t), None).item(), 4)   # (1 + 3/log2 3) / (3 + 1/log2 3)
     0.7967
     """
+    return ndcg(_exp_gains(r), k)
+
+
+def _exp_gains(r: Ranked) -> Ranked:
+    """``r`` with each gain ``g`` replaced by ``2^g - 1`` (negative gains stay below 0)."""
     table = r.table
-    exp_table = RelevanceTable(
-        table.query_ids,
-        table.offsets,
-        np.exp2(table.gains) - 1.0,
-        table.ideal_offsets,
-        np.exp2(table.ideal_gains) - 1.0,
+    exp_table = dataclasses.replace(
+        table, gains=np.exp2(table.gains) - 1.0, ideal_gains=np.exp2(table.ideal_gains) - 1.0
     )
-    return ndcg(Ranked(exp_table, r.level), k)
+    return Ranked(exp_table, r.level)
+
+
+def dcg(r: Ranked, k: Int64Array | None) -> FloatArray:
+    """DCG@k with linear gains: Σ g_i / log2(i + 1) over the top k (ranx's dcg)."""
+    return _dcg(r, k)
+
+
+def dcg_exp(r: Ranked, k: Int64Array | None) -> FloatArray:
+    """DCG@k with gains ``2^g - 1`` (ranx's dcg_burges)."""
+    return _dcg(_exp_gains(r), k)
 
 
 def num_ret(r: Ranked, k: Int64Array | None) -> FloatArray:

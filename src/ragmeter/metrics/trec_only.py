@@ -51,6 +51,13 @@ def row_cumsum(values: FloatArray, offsets: Int64Array) -> FloatArray:
     return out
 
 
+def _take(values: FloatArray, at: Int64Array, ok: np.ndarray) -> FloatArray:
+    """``values[at]`` where ``ok``, else 0 (``at`` may point anywhere where not ``ok``)."""
+    if len(values) == 0:
+        return np.zeros(len(at), dtype=np.float64)
+    return np.where(ok, values[np.clip(at, 0, len(values) - 1)], 0.0)
+
+
 def _per_query(r: Ranked, q: Int64Array, weights: FloatArray) -> FloatArray:
     return np.bincount(q, weights=weights, minlength=r.n_queries).astype(np.float64)
 
@@ -139,11 +146,11 @@ def ndcg_rel(r: Ranked, pairs: Sequence[tuple[str, float]]) -> FloatArray:
     # the ideal DCG at rank i stops growing once the ideal gains run out
     capped = np.minimum(pos, n_ideal[q] - 1)
     with np.errstate(divide="ignore", invalid="ignore"):
-        idcg_at = np.where(capped >= 0, ideal_at[gains.ideal_offsets[q] + np.maximum(capped, 0)], 0.0)
+        idcg_at = _take(ideal_at, gains.ideal_offsets[q] + capped, capped >= 0)
         hit = gains.ranked > 0
         total = _per_query(r, q[hit], dcg_at[hit] / idcg_at[hit])
         last = r.table.offsets[1:] - 1
-        final = np.where(r.lengths > 0, dcg_at[np.maximum(last, 0)], 0.0)
+        final = _take(dcg_at, last, r.lengths > 0)
         n_hit = np.bincount(q[hit], minlength=r.n_queries)
         total = total + ((n_ideal - n_hit).astype(np.float64) * final) / idcg
         return np.where(total > 0.0, total / n_ideal.astype(np.float64), 0.0)
@@ -164,9 +171,7 @@ def r_ndcg(r: Ranked, pairs: Sequence[tuple[str, float]]) -> FloatArray:
     changes = (ipos + 1 == n_ideal[iq]) | (following != gains.ideal)
     bq, before = iq[changes], ipos[changes]  # the rank before each boundary
     n_ret = r.lengths
-    dcg_before = np.where(
-        n_ret[bq] > 0, dcg_at[r.table.offsets[bq] + np.minimum(before, np.maximum(n_ret[bq] - 1, 0))], 0.0
-    )
+    dcg_before = _take(dcg_at, r.table.offsets[bq] + np.minimum(before, n_ret[bq] - 1), n_ret[bq] > 0)
     idcg_before = ideal_at[offsets[bq] + before]
     with np.errstate(divide="ignore", invalid="ignore"):
         terms = dcg_before / idcg_before
@@ -174,8 +179,8 @@ def r_ndcg(r: Ranked, pairs: Sequence[tuple[str, float]]) -> FloatArray:
         count = np.bincount(bq, minlength=r.n_queries).astype(np.int64)
         # ranks left after the ideal ran out (not the very last one): one more term at the end
         tail = (n_ideal + 1 < n_ret) & (n_ideal > 0)
-        last = np.where(n_ret > 0, dcg_at[np.maximum(r.table.offsets[1:] - 1, 0)], 0.0)
-        full = np.where(n_ideal > 0, ideal_at[np.maximum(offsets[1:] - 1, 0)], 0.0)
+        last = _take(dcg_at, r.table.offsets[1:] - 1, n_ret > 0)
+        full = _take(ideal_at, offsets[1:] - 1, n_ideal > 0)
         total = np.where(tail, total + last / full, total)
         count = count + tail
         value = total / count.astype(np.float64)
