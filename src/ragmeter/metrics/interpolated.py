@@ -77,8 +77,12 @@ def iprec_at_recall(r: Ranked, k: Int64Array | None, recall: float) -> FloatArra
     return interpolated_at(r, [recall], k)[0]
 
 
-def interpolated_at(r: Ranked, levels: Sequence[float], k: Int64Array | None = None) -> list[FloatArray]:
+def interpolated_at(
+    r: Ranked, levels: Sequence[float], k: Int64Array | None = None, *, empty: float = 0.0
+) -> list[FloatArray]:
     """:func:`iprec_at_recall` at several recall levels, walked as trec_eval walks them.
+
+    An empty ranking gets ``empty`` where trec_eval divides 0 by 0 (:data:`C_NAN` there).
 
     trec_eval walks the levels from the last to the first, each taking its value when the
     count of relevant items seen (counting down) reaches its cutoff; a level whose cutoff is
@@ -89,7 +93,7 @@ def interpolated_at(r: Ranked, levels: Sequence[float], k: Int64Array | None = N
     found = r.rel_in_top(k)
     best = best_precision_from(r, k)
     overall = _at_count(r, best, np.ones(n, dtype=np.int64))
-    overall[r.lengths == 0] = C_NAN  # trec_eval divides 0 by 0 for an empty ranking
+    overall[r.lengths == 0] = empty
     values = [np.zeros(n, dtype=np.float64) for _ in levels]
     cutoffs = [lround(level * r.n_rel.astype(np.float64)) for level in levels]
     limit = found.copy()  # the count the next level may match: it must not exceed this
@@ -120,6 +124,6 @@ def rprec_mult(r: Ranked, k: Int64Array | None, multiple: float) -> FloatArray:
 def eleven_point_average(r: Ranked, levels: Sequence[float]) -> FloatArray:
     """Mean of the interpolated precision at ``levels`` (default 0, 0.1, …, 1): trec_eval's 11pt_avg."""
     total = np.zeros(r.n_queries, dtype=np.float64)
-    for value in reversed(interpolated_at(r, levels)):
+    for value in reversed(interpolated_at(r, levels, empty=C_NAN)):
         total += value
     return total / float(len(levels))

@@ -92,25 +92,28 @@ def infap(r: Ranked, k: Int64Array | None) -> FloatArray:
     return np.divide(total, den, out=total.copy(), where=den > 0)
 
 
-def _in_top(r: Ranked, flags: np.ndarray, k: Int64Array | None) -> FloatArray:
-    """Per query: flagged items within the top k, divided by k (by the list's length without k)."""
+def _in_top(r: Ranked, flags: np.ndarray, k: Int64Array | None, den: Int64Array) -> FloatArray:
+    """Per query: flagged items within the top k, divided by ``den``."""
     flat = np.flatnonzero(flags)
     q = _query_of(r, flat)
     if k is not None:
         q = q[(flat - r.table.offsets[q]) < k[q]]
     count = np.bincount(q, minlength=r.n_queries).astype(np.float64)
-    den = (r.lengths if k is None else k).astype(np.float64)
-    return np.divide(count, den, out=np.zeros_like(count), where=den > 0)
+    return np.divide(count, den.astype(np.float64), out=np.zeros_like(count), where=den > 0)
 
 
 def judged(r: Ranked, k: Int64Array | None) -> FloatArray:
-    """Share of the top k with a judgment, whatever its value (ir_measures' Judged@k); / k."""
-    return _in_top(r, r.judged != NOT_JUDGED, k)
+    """Share of the top k with a judgment, whatever its value (ir_measures' Judged@k).
+
+    As ir_measures divides, a list shorter than k is divided by its own length.
+    """
+    den = r.lengths if k is None else np.minimum(k, r.lengths)
+    return _in_top(r, r.judged != NOT_JUDGED, k, den)
 
 
 def unjudged(r: Ranked, k: Int64Array | None) -> FloatArray:
-    """Share of the top k without a usable judgment (absent, or pooled but unjudged): trec_eval's unj."""
-    return _in_top(r, r.judged != JUDGED, k)
+    """Items in the top k without a usable judgment (absent, or pooled but unjudged), over k: unj."""
+    return _in_top(r, r.judged != JUDGED, k, r.lengths if k is None else k)
 
 
 def num_nonrel_judged_ret(r: Ranked, k: Int64Array | None) -> FloatArray:

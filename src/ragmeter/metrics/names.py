@@ -131,13 +131,14 @@ TREC_STEMS: dict[str, str] = {
 # trec_eval stems whose suffix is the family's parameter
 TREC_PARAM_STEMS: dict[str, str] = {
     "iprec_at_recall": "iprec_at_recall",
-    "Rprec_mult": "rprec_mult",
-    "set_F": "set_f",
+    "rprec_mult": "rprec_mult",
+    "set_f": "set_f",
 }
+"""Lower-case stems (matched in any case) whose suffix is the family's parameter."""
 TREC_WHOLE: dict[str, str] = {"recip_rank": "mrr", "Rprec": "r-precision", "map": "map"}
 
 _TREC_CUT = re.compile(r"^(P|recall|ndcg_cut|map_cut|success)[_.](\d+)$")
-_TREC_PARAM = re.compile(r"^(iprec_at_recall|Rprec_mult|set_F)[_.]([0-9]*\.?[0-9]+)$")
+_TREC_PARAM = re.compile(r"^(iprec_at_recall|rprec_mult|set_f)[_.]([0-9]*\.?[0-9]+)$", re.IGNORECASE)
 _TREC_LIST = re.compile(r"^(P|recall|ndcg_cut|map_cut|success|iprec_at_recall|Rprec_mult)[_.]([0-9.]+(?:,[0-9.]+)+)$")
 _AT = re.compile(r"^(?P<family>[^@\s]+)@(?P<k>[^@\s]+)$")
 _CALL = re.compile(r"^(?P<family>[A-Za-z_][\w-]*)\((?P<args>[^()]*)\)(?:@(?P<at>[^@\s]+))?$")
@@ -311,7 +312,7 @@ def parse_metric_name(name: str) -> MetricName:
         return MetricName(TREC_STEMS[trec.group(1)], _parse_k(raw, trec.group(2)))
     trec = _TREC_PARAM.match(raw)
     if trec:
-        family = TREC_PARAM_STEMS[trec.group(1)]
+        family = TREC_PARAM_STEMS[trec.group(1).lower()]
         return MetricName(family, param=_parse_param(raw, family, trec.group(2)))
     if _TREC_LIST.match(raw):
         raise MetricNameError(

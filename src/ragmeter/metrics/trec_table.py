@@ -235,7 +235,7 @@ def _nothing(inp: TrecInput, args: Args) -> list[FloatArray]:
 
 
 def _iprec(inp: TrecInput, args: Args) -> list[FloatArray]:
-    return interpolated.interpolated_at(inp.ranked, args.values)
+    return interpolated.interpolated_at(inp.ranked, args.values, empty=interpolated.C_NAN)
 
 
 def _rprec_mult(inp: TrecInput, args: Args) -> list[FloatArray]:
