@@ -24,6 +24,7 @@ ALL_COMMANDS = [
     "cache",
     "calibrate",
     "mine",
+    "trec_eval",
 ]
 
 _SCRIPT = """

@@ -328,7 +328,9 @@ def evaluate_trec(
     level = relevance_level if relevance_level is not None else cfg.metrics.retrieval.relevance_level
     inp = ScoringInput.from_table(matched.table, relevance_level=level)
     default_k = k if k is not None else cfg.metrics.retrieval.default_k
-    scored = score_metrics(resolved, inp, default_k=default_k, trec_compat=trec_compat, k_source=k_source_of(k, cfg))
+    scored = score_metrics(
+        resolved, inp, default_k=default_k, trec_compat=trec_compat, k_source=k_source_of(k, cfg)
+    )
     provenance = base_provenance(
         cfg_path, k=k, default_k=default_k, relevance_level=level, complete=complete, trec_compat=trec_compat
     ) | {

@@ -33,7 +33,6 @@ True
 from __future__ import annotations
 
 import dataclasses
-
 import re
 import tempfile
 import time
@@ -114,7 +113,11 @@ def evaluate_partition(task: PartitionTask) -> PartitionResult:
             matched = match_trec(qrels, run, complete=task.complete)
             inp = ScoringInput.from_table(matched.table, relevance_level=task.relevance_level)
             scored = score_metrics(
-                task.metrics, inp, default_k=task.default_k, trec_compat=task.trec_compat, k_source=task.k_source
+                task.metrics,
+                inp,
+                default_k=task.default_k,
+                trec_compat=task.trec_compat,
+                k_source=task.k_source,
             )
         except RagmeterError as exc:
             return PartitionResult([], np.zeros(0, np.int64), [], [], 0, error=exc)

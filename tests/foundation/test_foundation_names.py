@@ -85,7 +85,6 @@ SPELLINGS = {
     "MRR@10": "mrr@10",
     "hits@10": "hits@10",
     "f1@5": "f1@5",
-    "r-precision": "r-precision",
     # trec_eval measures new in eval
     "set_P": "set_p",
     "set_recall": "set_recall",
@@ -205,7 +204,10 @@ def test_unknown_names_suggest_a_close_one(name: str, message: str) -> None:
         ("success_0", "metric 'success_0': the cutoff k must be >= 1, got 0"),
         ("mrr@0", "metric 'mrr@0': the cutoff k must be >= 1, got 0"),
         ("ndcg@x", "metric 'ndcg@x': the cutoff after '@' must be a whole number, 'k' or 'all', got 'x'"),
-        ("ndcg@1.5", "metric 'ndcg@1.5': the cutoff after '@' must be a whole number, 'k' or 'all', got '1.5'"),
+        (
+            "ndcg@1.5",
+            "metric 'ndcg@1.5': the cutoff after '@' must be a whole number, 'k' or 'all', got '1.5'",
+        ),
         ("ndcg@", "metric 'ndcg@' does not parse: expected NAME or NAME@K"),
         ("ndcg@5@3", "metric 'ndcg@5@3' does not parse: expected NAME or NAME@K"),
         ("r-precision@5", "metric 'r-precision@5': r-precision takes no cutoff"),

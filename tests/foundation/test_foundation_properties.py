@@ -217,7 +217,7 @@ def ref_judged(q: Query, k: int | None, level: float | None) -> float:
 
 
 def _lround(x: float) -> int:
-    return int(math.floor(x + 0.5)) if x >= 0 else -int(math.floor(-x + 0.5))
+    return math.floor(x + 0.5) if x >= 0 else -math.floor(-x + 0.5)
 
 
 def ref_iprec_at_recall(q: Query, k: int | None, level: float | None, recall: float = 0.4) -> float:

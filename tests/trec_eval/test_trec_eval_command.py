@@ -23,7 +23,9 @@ def files(tmp_path: Path) -> tuple[str, str]:
 
 
 def values(out: str) -> dict[tuple[str, str], str]:
-    return {(line.split("\t")[0].strip(), line.split("\t")[1]): line.split("\t")[2] for line in out.splitlines()}
+    return {
+        (line.split("\t")[0].strip(), line.split("\t")[1]): line.split("\t")[2] for line in out.splitlines()
+    }
 
 
 def test_hand_worked_measures(files: tuple[str, str], cli: Any) -> None:

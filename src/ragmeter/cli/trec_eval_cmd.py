@@ -110,7 +110,9 @@ def parse_arguments(args: list[str]) -> tuple[TrecEvalOptions, Path, Path]:
             raise ConfigError("-o: the old output format is not supported (nor by trec_eval 10.0)")
         # -D (debug level) changes nothing printed on stdout for the summary; it is accepted and ignored
     if len(files) != 2:
-        raise ConfigError(f"trec_eval needs a qrels file and a run file, got {len(files)} file(s); usage: {USAGE}")
+        raise ConfigError(
+            f"trec_eval needs a qrels file and a run file, got {len(files)} file(s); usage: {USAGE}"
+        )
     return options, Path(files[0]), Path(files[1])
 
 

@@ -13,10 +13,10 @@ from typing import Any
 
 from ragmeter import __version__
 from ragmeter.metrics.scoring import ScoredMetric
+from ragmeter.results import EvalResult
 
 AGGREGATES = {"sum": "sum", "geometric": "geometric mean (each value at least 0.00001)"}
 """How the provenance names an aggregate that is not the mean."""
-from ragmeter.results import EvalResult
 
 
 def assemble_result(

@@ -22,6 +22,7 @@ and a document listed twice for one evaluated topic is an error, as in trec_eval
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -120,8 +121,11 @@ def trec_eval(qrels_path: str | Path, run_path: str | Path, options: TrecEvalOpt
         raise _duplicate_error(Path(run_path), set(qrels.topics))
     table = matched.table
     if not table.query_ids:
-        raise InputError("no topic has both results and judgments (trec_eval: No queries with both results "
-                         "and relevance info)", where=str(run_path))
+        raise InputError(
+            "no topic has both results and judgments (trec_eval: No queries with both results "
+            "and relevance info)",
+            where=str(run_path),
+        )
     if matched.missing_topics and not options.complete:
         raise InputError(
             f"qrels topic {matched.missing_topics[0]!r} has no results in the run; trec_eval 10.0 stops "
@@ -199,7 +203,9 @@ def _with_stand_in(table: RelevanceTable, missing: np.ndarray, qrels: TrecQrels)
     gains = np.array([judged_value.get(table.query_ids[q], 0.0) for q in rows])
     status = np.array(
         [
-            NOT_JUDGED if table.query_ids[q] not in judged_value else (JUDGED if judged_value[table.query_ids[q]] >= 0 else -1)
+            NOT_JUDGED
+            if table.query_ids[q] not in judged_value
+            else (JUDGED if judged_value[table.query_ids[q]] >= 0 else -1)
             for q in rows
         ],
         dtype=np.int8,
@@ -231,7 +237,7 @@ def relstring(r: Ranked, length: int) -> list[str]:
     text = bytes(chars.astype(np.uint8)).decode("ascii")
     offsets = r.table.offsets.tolist()
     keep = max(length, 0)
-    return [text[start : min(end, start + keep)] for start, end in zip(offsets[:-1], offsets[1:], strict=True)]
+    return [text[start : min(end, start + keep)] for start, end in itertools.pairwise(offsets)]
 
 
 def _sequential_sum(values: FloatArray) -> float:
@@ -369,8 +375,17 @@ def read_zscores(path: Path) -> ZScores:
         if not fields:
             continue
         if len(fields) != 4:
-            raise InputError(f"expected 4 fields (qid measure mean stddev), got {len(fields)}", where=f"{path}:{lineno}")
-        rows.append((fields[0], fields[1], atof(fields[2].decode("ascii", "replace")), atof(fields[3].decode("ascii", "replace"))))
+            raise InputError(
+                f"expected 4 fields (qid measure mean stddev), got {len(fields)}", where=f"{path}:{lineno}"
+            )
+        rows.append(
+            (
+                fields[0],
+                fields[1],
+                atof(fields[2].decode("ascii", "replace")),
+                atof(fields[3].decode("ascii", "replace")),
+            )
+        )
     if not rows:
         raise InputError("file is empty (no z-score lines)", where=str(path))
     rows.sort(key=lambda row: (row[0], row[1]))

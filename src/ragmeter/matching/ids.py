@@ -79,8 +79,12 @@ def match_ids(samples: list[Sample], outputs: Mapping[str, SystemOutput]) -> Mat
                         f"retrieved item at rank {rank} has no 'id', needed to match expected_output",
                         where=f"sample {sample.id!r}",
                     )
-        listed = [item.id is not None and pos not in repeats and item.id in truth for pos, item in enumerate(items)]
-        ranked_gains.append([truth[str(item.id)] if known else 0.0 for known, item in zip(listed, items, strict=True)])
+        listed = [
+            item.id is not None and pos not in repeats and item.id in truth for pos, item in enumerate(items)
+        ]
+        ranked_gains.append(
+            [truth[str(item.id)] if known else 0.0 for known, item in zip(listed, items, strict=True)]
+        )
         ranked_judged.append(listed)
         truth_gains.append(list(truth.values()))
         texts.append([item.text for item in items])

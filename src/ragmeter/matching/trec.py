@@ -115,8 +115,10 @@ def match_trec(qrels: TrecQrels, run: TrecRun, *, complete: bool = False) -> Mat
 def _judged_gains(
     qrels: TrecQrels, run: TrecRun, run_to_qrels: NDArray[np.int32]
 ) -> tuple[NDArray[np.float64], JudgedArray]:
-    """The judgment of each run line's (topic, docno) (0 when unjudged or the topic is ignored),
-    and its :attr:`~ragmeter.metrics.relevance.RelevanceTable.judged` status."""
+    """Each run line's judgment (0 when unjudged or the topic is ignored) and judged status.
+
+    The status is :attr:`~ragmeter.metrics.relevance.RelevanceTable.judged`'s.
+    """
     gains = np.zeros(len(run), dtype=np.float64)
     if run.judged is not None and run.judged[0] is qrels:  # looked up while reading
         lines, judgment = run.judged[1], run.judged[2]
@@ -302,8 +304,10 @@ def _first_occurrences(
 def _ideal(
     qrels: TrecQrels, evaluated: NDArray[np.int64]
 ) -> tuple[NDArray[np.int64], NDArray[np.float64], NDArray[np.int64]]:
-    """Positive judgments of the evaluated topics, sorted descending within each topic;
-    and the number of judgments of 0 per topic."""
+    """Positive judgments of the evaluated topics, sorted descending within each topic.
+
+    Also the number of judgments of 0 per topic.
+    """
     position = np.full(len(qrels.topics), -1, dtype=np.int64)
     position[evaluated] = np.arange(len(evaluated))
     row_q = position[qrels.topic_code]

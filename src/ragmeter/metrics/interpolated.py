@@ -72,8 +72,11 @@ def _at_count(r: Ranked, per_item: FloatArray, wanted: Int64Array) -> FloatArray
 
 
 def iprec_at_recall(r: Ranked, k: Int64Array | None, recall: float) -> FloatArray:
-    """Interpolated precision at a recall level: the best precision from the rank of the
-    ``lround(recall * R)``-th relevant item on (recall 0: from the first rank)."""
+    """Interpolated precision at a recall level.
+
+    The best precision from the rank of the ``lround(recall * R)``-th relevant item on
+    (recall 0: from the first rank).
+    """
     return interpolated_at(r, [recall], k)[0]
 
 

@@ -77,11 +77,8 @@ def infap(r: Ranked, k: Int64Array | None) -> FloatArray:
     rel_before = (r.rel_count - 1).astype(np.float64)
     fj = pos.astype(np.float64)
     with np.errstate(divide="ignore", invalid="ignore"):
-        later = (
-            1.0 / (fj + 1.0)
-            + (fj / (fj + 1.0))
-            * ((rel_before + nonrel + pooled) / fj)
-            * ((rel_before + INFAP_EPSILON) / (rel_before + nonrel + 2 * INFAP_EPSILON))
+        later = 1.0 / (fj + 1.0) + (fj / (fj + 1.0)) * ((rel_before + nonrel + pooled) / fj) * (
+            (rel_before + INFAP_EPSILON) / (rel_before + nonrel + 2 * INFAP_EPSILON)
         )
     terms = np.where(pos == 0, 1.0, later)
     if k is not None:

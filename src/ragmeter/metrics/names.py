@@ -139,7 +139,9 @@ TREC_WHOLE: dict[str, str] = {"recip_rank": "mrr", "Rprec": "r-precision", "map"
 
 _TREC_CUT = re.compile(r"^(P|recall|ndcg_cut|map_cut|success)[_.](\d+)$")
 _TREC_PARAM = re.compile(r"^(iprec_at_recall|rprec_mult|set_f)[_.]([0-9]*\.?[0-9]+)$", re.IGNORECASE)
-_TREC_LIST = re.compile(r"^(P|recall|ndcg_cut|map_cut|success|iprec_at_recall|Rprec_mult)[_.]([0-9.]+(?:,[0-9.]+)+)$")
+_TREC_LIST = re.compile(
+    r"^(P|recall|ndcg_cut|map_cut|success|iprec_at_recall|Rprec_mult)[_.]([0-9.]+(?:,[0-9.]+)+)$"
+)
 _AT = re.compile(r"^(?P<family>[^@\s]+)@(?P<k>[^@\s]+)$")
 _CALL = re.compile(r"^(?P<family>[A-Za-z_][\w-]*)\((?P<args>[^()]*)\)(?:@(?P<at>[^@\s]+))?$")
 
@@ -197,9 +199,7 @@ def _parse_qualified(name: str, raw: str) -> MetricName | None:
 
 
 def _known_spellings() -> list[str]:
-    return sorted(
-        set(FAMILY_ALIASES) | set(SEED_ALIASES) | set(TREC_WHOLE) | {f"{s}_10" for s in TREC_STEMS}
-    )
+    return sorted(set(FAMILY_ALIASES) | set(SEED_ALIASES) | set(TREC_WHOLE) | {f"{s}_10" for s in TREC_STEMS})
 
 
 def _canonical_spelling(spelling: str) -> str:
@@ -278,7 +278,9 @@ def _parse_call(name: str, call: re.Match[str]) -> MetricName:
             if not re.fullmatch(r"[+-]?[0-9]+", value):
                 raise MetricNameError(f"metric {name!r}: rel must be a whole number, got {value!r}")
             # ir_measures' NumRet(rel=N) counts the relevant documents returned
-            spec = dataclasses.replace(spec, family="num_rel_ret" if family == "num_ret" else family, rel=int(value))
+            spec = dataclasses.replace(
+                spec, family="num_rel_ret" if family == "num_ret" else family, rel=int(value)
+            )
         elif key == "dcg" and value in ("log2", "exp-log2"):
             if value == "exp-log2":
                 exp = FAMILY_ALIASES.get(f"{family}_exp")
@@ -328,13 +330,7 @@ def parse_metric_name(name: str) -> MetricName:
             return qualified
     at = _AT.match(raw)
     if at:
-        family = FAMILY_ALIASES.get(at.group("family").lower())
-        if family is None:
-            raise _unknown(raw)
-        return _with_at(raw, MetricName(family), at.group("k"))
+        return _with_at(raw, MetricName(_family(raw, at.group("family"))), at.group("k"))
     if "@" in raw:
         raise MetricNameError(f"metric {name!r} does not parse: expected NAME or NAME@K")
-    family = FAMILY_ALIASES.get(lowered)
-    if family is None:
-        raise _unknown(raw)
-    return MetricName(family, None)
+    return MetricName(_family(raw, lowered), None)

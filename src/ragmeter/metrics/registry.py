@@ -20,13 +20,12 @@ one kernel function, one entry here and one test.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Literal
 
 from ragmeter.errors import MetricNameError
-import dataclasses
-
 from ragmeter.metrics import interpolated, judged, judgments, operational, rag, ranking
 from ragmeter.metrics.containment import containment
 from ragmeter.metrics.inputs import SampleScores, ScoringInput
@@ -673,13 +672,19 @@ def resolve_metric(name: str) -> ResolvedMetric:
     elif definition.cutoff == "default" and spec.k is None:
         spec = dataclasses.replace(spec, k=DEFAULT_K)
     if spec.rel is not None and not (definition.binary and definition.needs == "relevant"):
-        raise MetricNameError(f"metric {name!r}: {definition.family} takes no rel= (it does not read relevance levels)")
+        raise MetricNameError(
+            f"metric {name!r}: {definition.family} takes no rel= (it does not read relevance levels)"
+        )
     if spec.rel is not None and spec.rel < 1:
         raise MetricNameError(f"metric {name!r}: rel must be >= 1, got {spec.rel}")
     param = definition.param
     if param is not None and spec.param is None:
         if param.default is None:
-            example = f"{definition.family}_0.10" if param.suffix else f"{definition.family}({param.name}=0.5)"
-            raise MetricNameError(f"metric {name!r}: {definition.family} needs its {param.name}, e.g. {example}")
+            example = (
+                f"{definition.family}_0.10" if param.suffix else f"{definition.family}({param.name}=0.5)"
+            )
+            raise MetricNameError(
+                f"metric {name!r}: {definition.family} needs its {param.name}, e.g. {example}"
+            )
         spec = dataclasses.replace(spec, param=param.default)
     return ResolvedMetric(spec, definition, name)

@@ -97,7 +97,9 @@ class RelevanceTable:
         gains = np.fromiter((g for row in ranked_gains for g in row), dtype=np.float64)
         judged = None
         if ranked_judged is not None:
-            listed = np.fromiter((bool(j) for row in ranked_judged for j in row), dtype=bool, count=len(gains))
+            listed = np.fromiter(
+                (bool(j) for row in ranked_judged for j in row), dtype=bool, count=len(gains)
+            )
             judged = judged_status(gains, listed)
         return cls(
             query_ids=list(query_ids),
@@ -293,6 +295,8 @@ def log2_ranks(n: int) -> FloatArray:
     """
     table = _LOG2[0]
     if len(table) < n:
-        grown = np.fromiter((math.log2(rank + 1) for rank in range(1, max(n, 2 * len(table)) + 1)), np.float64)
+        grown = np.fromiter(
+            (math.log2(rank + 1) for rank in range(1, max(n, 2 * len(table)) + 1)), np.float64
+        )
         _LOG2[0] = table = grown
     return table[:n]

@@ -22,11 +22,10 @@ k precedence for a metric without an explicit ``@k``: the sample's
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass
-
 import dataclasses
 import math
+from collections.abc import Sequence
+from dataclasses import dataclass
 
 import numpy as np
 from numpy.typing import NDArray
@@ -130,7 +129,12 @@ def _resolve_k(
         if bool(np.all(ks == ks[0])):
             return ks, str(dataclasses.replace(spec, k=int(ks[0]))), int(ks[0]), source
         return ks, str(spec), "per-sample", source
-    return np.full(n, default_k, dtype=np.int64), str(dataclasses.replace(spec, k=default_k)), default_k, k_source
+    return (
+        np.full(n, default_k, dtype=np.int64),
+        str(dataclasses.replace(spec, k=default_k)),
+        default_k,
+        k_source,
+    )
 
 
 def _at_level(inp: ScoringInput, level: int | None) -> ScoringInput:
@@ -204,7 +208,14 @@ def score_metrics(
             values = definition.kernel(seen, k)
         out.append(
             ScoredMetric(
-                name, requested, values, scorable, k_info, reason, aggregate=definition.aggregate, k_source=source
+                name,
+                requested,
+                values,
+                scorable,
+                k_info,
+                reason,
+                aggregate=definition.aggregate,
+                k_source=source,
             )
         )
     return out

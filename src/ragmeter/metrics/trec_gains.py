@@ -41,7 +41,7 @@ def levels_of(r: Ranked) -> Int64Array:
 
 
 def glibc_msort(items: list[T], cmp: Callable[[T, T], int]) -> list[T]:
-    """glibc's ``qsort`` (a top-down merge sort) with a comparison that may not be a total order.
+    """Glibc's ``qsort`` (a top-down merge sort) with a comparison that may not be a total order.
 
     trec_eval compares gains with ``(int)(g1 - g2)``, so gains less than 1 apart compare
     equal and the result depends on the sort's exact steps; this takes the same steps.
@@ -144,14 +144,22 @@ class TrecGains:
         return offsets, np.repeat(gains.ravel(), take.ravel())
 
     def _walk(self, n_levels: int) -> list[tuple[int, float, bool]]:
-        """The gain table of a query with ``n_levels`` levels, highest gain first: (level, gain,
-        whether the entry holds the level's judgments: a level's first entry, 0 <= level < n)."""
+        """The gain table of a query with ``n_levels`` levels, highest gain first.
+
+        Entries are (level, gain, whether the entry holds the level's judgments: a level's
+        first entry, with 0 <= level < n).
+        """
         named = {level for level, _ in self.pairs}
-        entries = list(self.pairs) + [(level, float(level)) for level in range(n_levels) if level not in named]
+        entries = list(self.pairs) + [
+            (level, float(level)) for level in range(n_levels) if level not in named
+        ]
         first: dict[int, int] = {}
         for index, (level, _) in enumerate(entries):
             first.setdefault(level, index)
-        tagged = [(level, gain, first[level] == index and 0 <= level < n_levels) for index, (level, gain) in enumerate(entries)]
+        tagged = [
+            (level, gain, first[level] == index and 0 <= level < n_levels)
+            for index, (level, gain) in enumerate(entries)
+        ]
         return glibc_msort(tagged, lambda a, b: int(a[1] - b[1]))[::-1]
 
     @property

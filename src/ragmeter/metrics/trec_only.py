@@ -110,9 +110,11 @@ def bin_g(r: Ranked) -> FloatArray:
 
 
 def _dcg_parts(r: Ranked, gains: TrecGains) -> tuple[FloatArray, FloatArray, FloatArray]:
-    """Per ranked item its gain / log2(rank + 1); per ideal position the same; per query the
-    ideal DCG (all sums in rank order)."""
-    q, pos = _rows(r)
+    """Gains over log2(rank + 1): per ranked item, per ideal position, and the ideal DCG.
+
+    The ideal DCG is summed per query in rank order.
+    """
+    _q, pos = _rows(r)
     width = max(int(r.lengths.max(initial=0)), int(np.diff(gains.ideal_offsets).max(initial=0)))
     log2 = log2_ranks(width)
     ranked = gains.ranked / log2[pos]
@@ -122,7 +124,7 @@ def _dcg_parts(r: Ranked, gains: TrecGains) -> tuple[FloatArray, FloatArray, Flo
 
 
 def ndcg_gains(r: Ranked, pairs: Sequence[tuple[str, float]], what: str = "ndcg") -> FloatArray:
-    """ndcg (or dcg, ideal_dcg) over the whole ranking with trec_eval's gain parameters."""
+    """Ndcg (or dcg, ideal_dcg) over the whole ranking with trec_eval's gain parameters."""
     gains = TrecGains(r, pairs)
     ranked, _, idcg = _dcg_parts(r, gains)
     q, _ = _rows(r)
@@ -136,7 +138,7 @@ def ndcg_gains(r: Ranked, pairs: Sequence[tuple[str, float]], what: str = "ndcg"
 
 
 def ndcg_rel(r: Ranked, pairs: Sequence[tuple[str, float]]) -> FloatArray:
-    """nDCG averaged over the ranks of the relevant items (gain > 0): ndcg_rel."""
+    """NDCG averaged over the ranks of the relevant items (gain > 0): ndcg_rel."""
     gains = TrecGains(r, pairs)
     ranked, ideal, idcg = _dcg_parts(r, gains)
     q, pos = _rows(r)
@@ -157,7 +159,7 @@ def ndcg_rel(r: Ranked, pairs: Sequence[tuple[str, float]]) -> FloatArray:
 
 
 def r_ndcg(r: Ranked, pairs: Sequence[tuple[str, float]]) -> FloatArray:
-    """nDCG averaged over the ranks where the ideal gain changes: Rndcg."""
+    """NDCG averaged over the ranks where the ideal gain changes: Rndcg."""
     gains = TrecGains(r, pairs)
     ranked, ideal, _ = _dcg_parts(r, gains)
     dcg_at = row_cumsum(ranked * (gains.ranked != 0), r.table.offsets)
@@ -246,7 +248,9 @@ def rbp(r: Ranked, pairs: Sequence[tuple[str, float]]) -> FloatArray:
 def _in_table(r: Ranked, gains: TrecGains) -> np.ndarray:
     """Whether each ranked item's level has an entry in trec_eval's gain table."""
     levels = levels_of(r)
-    named = np.isin(levels, [level for level, _ in gains.pairs]) if gains.pairs else np.zeros(len(levels), bool)
+    named = (
+        np.isin(levels, [level for level, _ in gains.pairs]) if gains.pairs else np.zeros(len(levels), bool)
+    )
     return named | (levels >= 0)
 
 

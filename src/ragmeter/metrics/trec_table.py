@@ -17,6 +17,7 @@ with a parameter list the list as typed (``utility_2,-1,0,0``).
 
 from __future__ import annotations
 
+import itertools
 import math
 import re
 from collections.abc import Callable, Sequence
@@ -81,7 +82,9 @@ class MeasureValue:
 # -- parameter parsing, as trec_eval's meas_init.c and atol/atof read them --
 
 _ATOL = re.compile(r"\s*([+-]?\d+)")
-_ATOF = re.compile(r"\s*([+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?|[+-]?(?:inf(?:inity)?|nan))", re.IGNORECASE)
+_ATOF = re.compile(
+    r"\s*([+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?|[+-]?(?:inf(?:inity)?|nan))", re.IGNORECASE
+)
 
 
 def atol(text: str) -> int:
@@ -113,7 +116,9 @@ def parse_args(measure: TrecMeasure, text: str | None) -> Args:
     if kind == "long_cutoffs":
         cuts = sorted(atol(p) for p in pieces)
         if cuts[0] <= 0:
-            raise ConfigError(f"-m {measure.name}.{text}: a cutoff is not positive (trec_eval: Negative cutoff detected)")
+            raise ConfigError(
+                f"-m {measure.name}.{text}: a cutoff is not positive (trec_eval: Negative cutoff detected)"
+            )
         _distinct(measure, text, cuts)
         return Args(text, tuple(float(c) for c in cuts))
     if kind == "double_cutoffs":
@@ -126,8 +131,10 @@ def parse_args(measure: TrecMeasure, text: str | None) -> Args:
 
 
 def _distinct(measure: TrecMeasure, text: str, cuts: Sequence[float]) -> None:
-    if any(a == b for a, b in zip(cuts, cuts[1:], strict=False)):
-        raise ConfigError(f"-m {measure.name}.{text}: a cutoff is given twice (trec_eval: duplicate cutoffs detected)")
+    if any(a == b for a, b in itertools.pairwise(cuts)):
+        raise ConfigError(
+            f"-m {measure.name}.{text}: a cutoff is given twice (trec_eval: duplicate cutoffs detected)"
+        )
 
 
 def _pairs(measure: TrecMeasure, text: str) -> tuple[tuple[str, float], ...]:
@@ -145,7 +152,9 @@ def _pairs(measure: TrecMeasure, text: str) -> tuple[tuple[str, float], ...]:
                 break
             last = "="
     if last != "=":
-        raise ConfigError(f"-m {measure.name}.{text}: expected name=value pairs separated by ',' (trec_eval: malformed pair parameters)")
+        raise ConfigError(
+            f"-m {measure.name}.{text}: expected name=value pairs separated by ',' (trec_eval: malformed pair parameters)"
+        )
     out = []
     for piece in text.split(","):
         name, _, value = piece.partition("=")
@@ -216,7 +225,9 @@ def _ap_sum(r: Ranked) -> FloatArray:
 
 def _log_floor(values: FloatArray) -> FloatArray:
     """``log(max(v, 0.00001))`` per topic (the C library's ``log``)."""
-    return np.fromiter((math.log(v) for v in np.maximum(values, MIN_GEO_MEAN).tolist()), np.float64, len(values))
+    return np.fromiter(
+        (math.log(v) for v in np.maximum(values, MIN_GEO_MEAN).tolist()), np.float64, len(values)
+    )
 
 
 def _yaap(inp: TrecInput, args: Args) -> list[FloatArray]:
@@ -250,7 +261,9 @@ def _eleven_point(inp: TrecInput, args: Args) -> list[FloatArray]:
 
 def _utility(inp: TrecInput, args: Args) -> list[FloatArray]:
     if len(args.values) != 4:
-        raise ConfigError(f"-m utility.{args.text}: utility takes 4 coefficients (trec_eval: improper number of coefficients)")
+        raise ConfigError(
+            f"-m utility.{args.text}: utility takes 4 coefficients (trec_eval: improper number of coefficients)"
+        )
     return [trec_only.utility(inp.ranked, args.values, inp.n_docs)]
 
 
@@ -289,11 +302,25 @@ def _m(
     return TrecMeasure(name, params, defaults, compute, summary, per_query, final)
 
 
-_PREFS = (
-    "prefs_num_prefs_poss prefs_num_prefs_ful prefs_num_prefs_ful_ret prefs_simp prefs_pair prefs_avgjg "
-    "prefs_avgjg_Rnonrel prefs_simp_ret prefs_pair_ret prefs_avgjg_ret prefs_avgjg_Rnonrel_ret prefs_simp_imp "
-    "prefs_pair_imp prefs_avgjg_imp map_avgjg P_avgjg Rprec_mult_avgjg"
-).split()
+_PREFS = [
+    "prefs_num_prefs_poss",
+    "prefs_num_prefs_ful",
+    "prefs_num_prefs_ful_ret",
+    "prefs_simp",
+    "prefs_pair",
+    "prefs_avgjg",
+    "prefs_avgjg_Rnonrel",
+    "prefs_simp_ret",
+    "prefs_pair_ret",
+    "prefs_avgjg_ret",
+    "prefs_avgjg_Rnonrel_ret",
+    "prefs_simp_imp",
+    "prefs_pair_imp",
+    "prefs_avgjg_imp",
+    "map_avgjg",
+    "P_avgjg",
+    "Rprec_mult_avgjg",
+]
 
 MEASURES: tuple[TrecMeasure, ...] = (
     _m("runid", _nothing, summary="runid", per_query="none", final="runid"),
@@ -313,7 +340,15 @@ MEASURES: tuple[TrecMeasure, ...] = (
     _m("recip_rank", _whole(ranking.reciprocal_rank)),
     _m("iprec_at_recall", _iprec, params="double_cutoffs", defaults=_RECALLS),
     _m("P", _each_cutoff(ranking.precision), params="long_cutoffs", defaults=_CUTS),
-    _m("relstring", _nothing, params="doubles", defaults=(10.0,), summary="none", per_query="relstring", final="none"),
+    _m(
+        "relstring",
+        _nothing,
+        params="doubles",
+        defaults=(10.0,),
+        summary="none",
+        per_query="relstring",
+        final="none",
+    ),
     _m("recall", _each_cutoff(ranking.recall), params="long_cutoffs", defaults=_CUTS),
     _m("infAP", _whole(judgments.infap)),
     _m(
@@ -322,7 +357,12 @@ MEASURES: tuple[TrecMeasure, ...] = (
         summary="geometric",
         per_query="none",
     ),
-    _m("Rprec_mult", _rprec_mult, params="double_cutoffs", defaults=(0.2, 0.4, 0.6, 0.8, 1.0, 1.2, 1.4, 1.6, 1.8, 2.0)),
+    _m(
+        "Rprec_mult",
+        _rprec_mult,
+        params="double_cutoffs",
+        defaults=(0.2, 0.4, 0.6, 0.8, 1.0, 1.2, 1.4, 1.6, 1.8, 2.0),
+    ),
     _m("utility", _utility, params="doubles", defaults=(1.0, -1.0, 0.0, 0.0)),
     _m("11pt_avg", _eleven_point, params="doubles", defaults=_RECALLS),
     _m("binG", lambda inp, args: [trec_only.bin_g(inp.ranked)]),
@@ -341,7 +381,13 @@ MEASURES: tuple[TrecMeasure, ...] = (
     _m("set_recall", _whole(ranking.set_recall)),
     _m("set_map", lambda inp, args: [trec_only.set_map(inp.ranked)]),
     _m("set_F", _set_f, params="doubles", defaults=(1.0,)),
-    _m("num_nonrel_judged_ret", _whole(judgments.num_nonrel_judged_ret), summary="sum", per_query="long", final="long"),
+    _m(
+        "num_nonrel_judged_ret",
+        _whole(judgments.num_nonrel_judged_ret),
+        summary="sum",
+        per_query="long",
+        final="long",
+    ),
     *(_m(name, _prefs(name)) for name in _PREFS[:14]),
     *(_m(name, _prefs(name)) for name in _PREFS[14:]),
     _m("yaap", _yaap),
@@ -354,15 +400,76 @@ _BY_NAME = {m.name: m for m in MEASURES}
 
 NICKNAMES: dict[str, tuple[str, ...]] = {
     "official": tuple(
-        "runid num_q num_ret num_rel num_rel_ret map gm_map Rprec bpref recip_rank iprec_at_recall P".split()
+        [
+            "runid",
+            "num_q",
+            "num_ret",
+            "num_rel",
+            "num_rel_ret",
+            "map",
+            "gm_map",
+            "Rprec",
+            "bpref",
+            "recip_rank",
+            "iprec_at_recall",
+            "P",
+        ]
     ),
-    "set": tuple("runid num_q num_ret num_rel num_rel_ret utility set_P set_recall set_relative_P set_map set_F".split()),
+    "set": tuple(
+        [
+            "runid",
+            "num_q",
+            "num_ret",
+            "num_rel",
+            "num_rel_ret",
+            "utility",
+            "set_P",
+            "set_recall",
+            "set_relative_P",
+            "set_map",
+            "set_F",
+        ]
+    ),
     "all_trec": tuple(
-        (
-            "runid num_q num_ret num_rel num_rel_ret map gm_map Rprec bpref recip_rank iprec_at_recall P relstring "
-            "recall unj rbp rbp_resid infAP gm_bpref utility 11pt_avg ndcg relative_P Rprec_mult success map_cut "
-            "ndcg_cut ndcg_rel Rndcg binG G set_P set_recall set_relative_P set_map set_F num_nonrel_judged_ret"
-        ).split()
+        [
+            "runid",
+            "num_q",
+            "num_ret",
+            "num_rel",
+            "num_rel_ret",
+            "map",
+            "gm_map",
+            "Rprec",
+            "bpref",
+            "recip_rank",
+            "iprec_at_recall",
+            "P",
+            "relstring",
+            "recall",
+            "unj",
+            "rbp",
+            "rbp_resid",
+            "infAP",
+            "gm_bpref",
+            "utility",
+            "11pt_avg",
+            "ndcg",
+            "relative_P",
+            "Rprec_mult",
+            "success",
+            "map_cut",
+            "ndcg_cut",
+            "ndcg_rel",
+            "Rndcg",
+            "binG",
+            "G",
+            "set_P",
+            "set_recall",
+            "set_relative_P",
+            "set_map",
+            "set_F",
+            "num_nonrel_judged_ret",
+        ]
     ),
     "all_prefs": ("runid", "num_q", *_PREFS[:14]),
     "prefs": ("runid", "num_q", *_PREFS[:6]),
