@@ -21,10 +21,10 @@ ALL_COMMANDS = [
     "report",
     "agentic",
     "synth",
+    "trec_eval",
     "cache",
     "calibrate",
     "mine",
-    "trec_eval",
 ]
 
 _SCRIPT = """
