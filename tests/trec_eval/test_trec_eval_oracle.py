@@ -49,7 +49,7 @@ def test_output_is_byte_identical_to_trec_eval(expected: str, command: str, cli:
 
 def test_the_python_api_gives_the_same_text() -> None:
     from ragmeter.evaluation.trec_eval import TrecEvalOptions, trec_eval
-    from ragmeter.io.trec_eval_text import report_text
+    from ragmeter.report.trec_eval_text import report_text
 
     report = trec_eval(
         ORACLE / "qrels.test", ORACLE / "results.test", TrecEvalOptions(measures=["all_trec"], per_query=True)

@@ -133,7 +133,7 @@ def trec_eval_command(
         typer.echo(HELP, nl=False)
         return
     from ragmeter.evaluation.trec_eval import trec_eval
-    from ragmeter.io.trec_eval_text import report_text
+    from ragmeter.report.trec_eval_text import report_text
 
     options, qrels, run = parse_arguments(list(ctx.args))
     sys.stdout.write(report_text(trec_eval(qrels, run, options)))
