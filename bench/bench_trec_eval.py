@@ -93,9 +93,8 @@ def compare(mine: Path, theirs: Path) -> tuple[int, list[str]]:
         n += 1
         # pytrec_eval prints counts as floats; trec_eval as whole numbers
         got = ours.get((name, qid))
-        if got is None or (got != value and f"{float(got):6.4f}" != value):
-            if len(problems) < 5:
-                problems.append(f"{name} {qid}: ragmeter {got} vs pytrec_eval {value}")
+        if (got is None or (got != value and f"{float(got):6.4f}" != value)) and len(problems) < 5:
+            problems.append(f"{name} {qid}: ragmeter {got} vs pytrec_eval {value}")
     return n, problems
 
 
