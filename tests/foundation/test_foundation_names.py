@@ -85,6 +85,10 @@ SPELLINGS = {
     "MRR@10": "mrr@10",
     "hits@10": "hits@10",
     "f1@5": "f1@5",
+    "ndcg_burges@5": "ndcg_exp@5",
+    "precision@5-l2": "precision(rel=2)@5",
+    "map@100-l3": "map(rel=3)@100",
+    "hit_rate@10": "hit@10",
     # trec_eval measures new in eval
     "set_P": "set_p",
     "set_recall": "set_recall",

@@ -9,6 +9,7 @@ Accepted spellings, all case-insensitive in the family part:
   ir_measures' call syntax: ``P(rel=2)@5``, ``nDCG(dcg=exp-log2)@10``, ``SetF(beta=0.5)``
 * trec_eval: ``P_10``, ``P.10``, ``ndcg_cut_10``, ``recip_rank``, ``map_cut_100``, ``Rprec``,
   ``iprec_at_recall_0.10``, ``Rprec_mult_0.20``, ``set_F.0.5``
+* ranx's relevance level suffix: ``ndcg@10-l2`` (the same as ``rel=2``)
 * seed aliases: ``retrieval-ndcg-at-k``, ``retrieval-hit-at-k``, … (k from the precedence rule)
 * a qualifier after a dot, for families that take one: ``latency_p95.retrieval`` (a timings stage)
 
@@ -143,6 +144,7 @@ _TREC_LIST = re.compile(
     r"^(P|recall|ndcg_cut|map_cut|success|iprec_at_recall|Rprec_mult)[_.]([0-9.]+(?:,[0-9.]+)+)$"
 )
 _AT = re.compile(r"^(?P<family>[^@\s]+)@(?P<k>[^@\s]+)$")
+_RANX_LEVEL = re.compile(r"^(?P<name>.+)-l(?P<rel>[0-9]+)$")
 _CALL = re.compile(r"^(?P<family>[A-Za-z_][\w-]*)\((?P<args>[^()]*)\)(?:@(?P<at>[^@\s]+))?$")
 
 
@@ -304,6 +306,9 @@ def parse_metric_name(name: str) -> MetricName:
     raw = name.strip()
     if not raw:
         raise MetricNameError("empty metric name")
+    ranx = _RANX_LEVEL.match(raw)
+    if ranx:
+        return dataclasses.replace(parse_metric_name(ranx.group("name")), rel=int(ranx.group("rel")))
     lowered = raw.lower()
     if lowered in SEED_ALIASES:
         return MetricName(SEED_ALIASES[lowered], _SEED_NO_K.get(lowered, DEFAULT_K))
