@@ -22,7 +22,6 @@ and a document listed twice for one evaluated topic is an error, as in trec_eval
 from __future__ import annotations
 
 import dataclasses
-import itertools
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -230,14 +229,15 @@ def _reset(name: str, values: FloatArray, missing: np.ndarray) -> FloatArray:
 
 def relstring(r: Ranked, length: int) -> list[str]:
     """Per topic, the relevance codes of its first ``length`` documents (``relstring``)."""
-    levels = levels_of(r)
-    chars = np.where(levels > 9, ord(">"), np.where(levels >= 0, ord("0") + levels, 0))
-    chars = np.where(levels == -1, ord("-"), np.where(levels == -2, ord("."), chars))
-    chars = np.where((levels < 0) & (levels != -1) & (levels != -2), ord("<"), chars)
-    text = bytes(chars.astype(np.uint8)).decode("ascii")
-    offsets = r.table.offsets.tolist()
     keep = max(length, 0)
-    return [text[start : min(end, start + keep)] for start, end in itertools.pairwise(offsets)]
+    lengths = np.minimum(r.lengths, keep)
+    firsts = np.cumsum(lengths) - lengths
+    shown = np.repeat(r.table.offsets[:-1] - firsts, lengths) + np.arange(int(lengths.sum()), dtype=np.int64)
+    levels = levels_of(r)[shown]
+    chars = np.where(levels > 9, ord(">"), np.where(levels >= 0, ord("0") + levels, ord("<")))
+    chars = np.where(levels == -1, ord("-"), np.where(levels == -2, ord("."), chars))
+    text = bytes(chars.astype(np.uint8)).decode("ascii")
+    return [text[first : first + n] for first, n in zip(firsts.tolist(), lengths.tolist(), strict=True)]
 
 
 def _sequential_sum(values: FloatArray) -> float:

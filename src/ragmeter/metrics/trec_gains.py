@@ -17,6 +17,7 @@ positive.
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Callable, Sequence
 from functools import cached_property
 from typing import TypeVar
@@ -31,13 +32,22 @@ NONPOOL, UNJUDGED = -1, -2
 T = TypeVar("T")
 
 
+_LEVELS: weakref.WeakKeyDictionary[Ranked, Int64Array] = weakref.WeakKeyDictionary()
+
+
 def levels_of(r: Ranked) -> Int64Array:
-    """Per ranked item, trec_eval's level code: the judgment, or -1 (absent), -2 (pooled, unjudged)."""
-    judged = r.judged
-    out: Int64Array = np.where(
-        judged == JUDGED, r.table.gains, np.where(judged == NOT_JUDGED, NONPOOL, UNJUDGED)
-    ).astype(np.int64)
-    return out
+    """Per ranked item, trec_eval's level code: the judgment, or -1 (absent), -2 (pooled, unjudged).
+
+    Computed once per :class:`Ranked` (several measures read it).
+    """
+    cached = _LEVELS.get(r)
+    if cached is None:
+        judged = r.judged
+        cached = np.where(
+            judged == JUDGED, r.table.gains, np.where(judged == NOT_JUDGED, NONPOOL, UNJUDGED)
+        ).astype(np.int64)
+        _LEVELS[r] = cached
+    return cached
 
 
 def glibc_msort(items: list[T], cmp: Callable[[T, T], int]) -> list[T]:

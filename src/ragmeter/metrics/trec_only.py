@@ -42,6 +42,9 @@ def row_cumsum(values: FloatArray, offsets: Int64Array) -> FloatArray:
     n, width = len(lengths), int(lengths.max(initial=0))
     if n == 0 or width == 0:
         return np.zeros(len(values), dtype=np.float64)
+    if bool(np.all(lengths == width)):  # rows of one length (a full-depth run): no copy into a grid
+        out_rows: FloatArray = np.cumsum(values.reshape(n, width), axis=1).reshape(-1)
+        return out_rows
     pos = np.arange(len(values), dtype=np.int64) - np.repeat(offsets[:-1], lengths)
     q = np.repeat(np.arange(n, dtype=np.int64), lengths)
     grid = np.zeros((n, width), dtype=np.float64)

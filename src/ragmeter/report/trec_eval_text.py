@@ -14,6 +14,8 @@ from __future__ import annotations
 import math
 from collections.abc import Iterator
 
+import numpy as np
+
 from ragmeter.evaluation.trec_eval import TrecEvalReport
 
 
@@ -21,15 +23,21 @@ def fmt_double(value: float) -> str:
     """C's ``%6.4f`` (glibc prints a NaN's sign)."""
     if math.isnan(value):
         return ("-nan" if math.copysign(1.0, value) < 0 else "nan").rjust(6)
-    return f"{value:6.4f}"
+    return "%6.4f" % value
 
 
-def _line(name: str, qid: str, value: float, shown: str, z: bool) -> str:
-    if z:
-        return f"Z{name:<22}\t{qid}\t{fmt_double(value)}"
-    if shown == "long":
-        return f"{name:<22}\t{qid}\t{int(value)}"
-    return f"{name:<22}\t{qid}\t{fmt_double(value)}"
+def _column(values: np.ndarray, shown: str, z: bool) -> list[str]:
+    """Every topic's number of one value, formatted as trec_eval prints it."""
+    if shown == "long" and not z:
+        return [str(v) for v in values.astype(np.int64).tolist()]
+    out = ["%6.4f" % v for v in values.tolist()]
+    for t in np.flatnonzero(np.isnan(values)).tolist():
+        out[t] = fmt_double(float(values[t]))
+    return out
+
+
+def _label(name: str, z: bool) -> str:
+    return f"Z{name:<22}\t" if z else f"{name:<22}\t"
 
 
 def report_lines(report: TrecEvalReport) -> Iterator[str]:
@@ -37,22 +45,34 @@ def report_lines(report: TrecEvalReport) -> Iterator[str]:
     options = report.options
     z = options.zscores is not None
     if options.per_query:
-        for t, topic in enumerate(report.topics):
-            for value in report.values:
-                shown = value.measure.per_query
-                if shown == "relstring":
-                    yield f"{value.name:<22}\t{topic}\t'{report.relstrings[value.name][t]}'"
-                elif shown in ("double", "long"):
-                    yield _line(value.name, topic, float(report.per_topic[value.name][t]), shown, z)
+        columns = []
+        for value in report.values:
+            shown = value.measure.per_query
+            if shown == "relstring":
+                label = f"{value.name:<22}\t"
+                texts = report.relstrings[value.name]
+                columns.append(
+                    [f"{label}{topic}\t'{text}'" for topic, text in zip(report.topics, texts, strict=True)]
+                )
+            elif shown in ("double", "long"):
+                label = _label(value.name, z)
+                numbers = _column(report.per_topic[value.name], shown, z)
+                columns.append(
+                    [f"{label}{topic}\t{text}" for topic, text in zip(report.topics, numbers, strict=True)]
+                )
+        for lines in zip(*columns, strict=True):
+            yield from lines
     if options.summary:
         for value in report.values:
             shown = value.measure.final
             if shown == "runid":
                 yield f"{'runid':<22}\tall\t{report.run_id}"
             elif shown in ("double", "long"):
-                yield _line(value.name, "all", report.summary[value.name], shown, z)
+                number = report.summary[value.name]
+                yield _label(value.name, z) + "all\t" + _column(np.array([number]), shown, z)[0]
 
 
 def report_text(report: TrecEvalReport) -> str:
     """The whole output, one line per value, each ending in a newline."""
-    return "".join(line + "\n" for line in report_lines(report))
+    lines = list(report_lines(report))
+    return "\n".join(lines) + "\n" if lines else ""
