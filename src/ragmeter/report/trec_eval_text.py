@@ -23,14 +23,14 @@ def fmt_double(value: float) -> str:
     """C's ``%6.4f`` (glibc prints a NaN's sign)."""
     if math.isnan(value):
         return ("-nan" if math.copysign(1.0, value) < 0 else "nan").rjust(6)
-    return "%6.4f" % value
+    return f"{value:6.4f}"
 
 
 def _column(values: np.ndarray, shown: str, z: bool) -> list[str]:
     """Every topic's number of one value, formatted as trec_eval prints it."""
     if shown == "long" and not z:
         return [str(v) for v in values.astype(np.int64).tolist()]
-    out = ["%6.4f" % v for v in values.tolist()]
+    out = [f"{v:6.4f}" for v in values.tolist()]
     for t in np.flatnonzero(np.isnan(values)).tolist():
         out[t] = fmt_double(float(values[t]))
     return out
