@@ -171,3 +171,16 @@ def test_comments_only_at_the_start_of_a_line(tmp_path: Path, cli: Any) -> None:
 def test_help_shows_an_example(cli: Any) -> None:
     code, out, _ = cli(["trec_eval", "--help"])
     assert code == 0 and "Example:" in out and "ragmeter trec_eval -q -m all_trec" in out
+
+
+def test_the_run_can_come_on_stdin(files: tuple[str, str], cli: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    import io
+    import sys
+
+    class Stdin:
+        buffer = io.BytesIO(RUN.encode())
+
+    monkeypatch.setattr(sys, "stdin", Stdin())
+    code, out, err = cli(["trec_eval", "-m", "map", "-m", "runid", files[0], "-"])
+    assert code == 0, err
+    assert out == "runid                 \tall\tr1\nmap                   \tall\t0.4500\n"

@@ -7,7 +7,9 @@ Options are read as trec_eval reads them (``getopt``: ``-mP.5`` or ``-m P.5``, `
 from __future__ import annotations
 
 import getopt
+import shutil
 import sys
+import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
@@ -43,6 +45,7 @@ USAGE = (
 HELP = f"""Usage: {USAGE}
 
 A drop-in for trec_eval 10.0: the same options, measures and output, byte for byte.
+RUN may be '-' for standard input.
 
   -q            also print each topic's values
   -m MEASURE    a measure (P, map, ndcg_cut, …), with parameters after a dot (P.5,10;
@@ -136,4 +139,11 @@ def trec_eval_command(
     from ragmeter.report.trec_eval_text import report_text
 
     options, qrels, run = parse_arguments(list(ctx.args))
-    sys.stdout.write(report_text(trec_eval(qrels, run, options)))
+    if str(run) != "-":
+        sys.stdout.write(report_text(trec_eval(qrels, run, options)))
+        return
+    with tempfile.TemporaryDirectory(prefix="ragmeter-trec_eval-") as folder:  # '-': the run on stdin
+        copy = Path(folder) / "stdin"
+        with copy.open("wb") as handle:
+            shutil.copyfileobj(sys.stdin.buffer, handle)
+        sys.stdout.write(report_text(trec_eval(qrels, copy, options)))
