@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ragmeter.metrics.relevance import JUDGED, NOT_JUDGED, FloatArray, Int64Array, Ranked
+from ragmeter.metrics.relevance import JUDGED, NOT_JUDGED, POOLED_UNJUDGED, FloatArray, Int64Array, Ranked
 
 INFAP_EPSILON = 0.00001
 """trec_eval's INFAP_EPSILON."""
@@ -42,6 +42,17 @@ def _query_of(r: Ranked, flat: Int64Array) -> Int64Array:
     return out
 
 
+def _over_relevant(r: Ranked, terms: FloatArray, k: Int64Array | None) -> FloatArray:
+    """Per query: the sum (in rank order) of one term per relevant item returned within k, over R."""
+    q = r.rel_query
+    if k is not None:
+        within = r.rel_pos < k[q]
+        q, terms = q[within], terms[within]
+    total = np.bincount(q, weights=terms, minlength=r.n_queries).astype(np.float64)
+    den = r.n_rel.astype(np.float64)
+    return np.divide(total, den, out=total.copy(), where=den > 0)
+
+
 def bpref(r: Ranked, k: Int64Array | None) -> FloatArray:
     """Binary preference: for each relevant item, the fraction of judged non-relevant items it beats.
 
@@ -49,19 +60,13 @@ def bpref(r: Ranked, k: Int64Array | None) -> FloatArray:
     k), N_above counting the judged non-relevant items ranked above; unjudged items are skipped.
     """
     nonrel = (r.judged == JUDGED) & ~r.rel
-    q, pos = r.rel_query, r.rel_pos
+    q = r.rel_query
     above = _counts_before(r, nonrel, r.rel_at)
     n_rel = r.n_rel[q].astype(np.float64)
     n_nonrel = r.n_nonrel[q].astype(np.float64)
     with np.errstate(divide="ignore", invalid="ignore"):
         share = np.minimum(above, n_rel) / np.minimum(n_nonrel, n_rel)
-    terms = np.where(above > 0, 1.0 - share, 1.0)
-    if k is not None:
-        within = pos < k[q]
-        q, terms = q[within], terms[within]
-    total = np.bincount(q, weights=terms, minlength=r.n_queries).astype(np.float64)
-    den = r.n_rel.astype(np.float64)
-    return np.divide(total, den, out=total.copy(), where=den > 0)
+    return _over_relevant(r, np.where(above > 0, 1.0 - share, 1.0), k)
 
 
 def infap(r: Ranked, k: Int64Array | None) -> FloatArray:
@@ -70,23 +75,16 @@ def infap(r: Ranked, k: Int64Array | None) -> FloatArray:
     Items absent from the judgments are skipped; items listed with a negative value count
     as pooled but unjudged.
     """
-    judged = r.judged
-    q, pos, at = r.rel_query, r.rel_pos, r.rel_at
+    judged, pos, at = r.judged, r.rel_pos, r.rel_at
     nonrel = _counts_before(r, (judged == JUDGED) & ~r.rel, at).astype(np.float64)
-    pooled = _counts_before(r, judged == -1, at).astype(np.float64)
+    pooled = _counts_before(r, judged == POOLED_UNJUDGED, at).astype(np.float64)
     rel_before = (r.rel_count - 1).astype(np.float64)
     fj = pos.astype(np.float64)
     with np.errstate(divide="ignore", invalid="ignore"):
         later = 1.0 / (fj + 1.0) + (fj / (fj + 1.0)) * ((rel_before + nonrel + pooled) / fj) * (
             (rel_before + INFAP_EPSILON) / (rel_before + nonrel + 2 * INFAP_EPSILON)
         )
-    terms = np.where(pos == 0, 1.0, later)
-    if k is not None:
-        within = pos < k[q]
-        q, terms = q[within], terms[within]
-    total = np.bincount(q, weights=terms, minlength=r.n_queries).astype(np.float64)
-    den = r.n_rel.astype(np.float64)
-    return np.divide(total, den, out=total.copy(), where=den > 0)
+    return _over_relevant(r, np.where(pos == 0, 1.0, later), k)
 
 
 def _in_top(r: Ranked, flags: np.ndarray, k: Int64Array | None, den: Int64Array) -> FloatArray:

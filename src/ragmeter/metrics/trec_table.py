@@ -302,25 +302,15 @@ def _m(
     return TrecMeasure(name, params, defaults, compute, summary, per_query, final)
 
 
-_PREFS = [
-    "prefs_num_prefs_poss",
-    "prefs_num_prefs_ful",
-    "prefs_num_prefs_ful_ret",
-    "prefs_simp",
-    "prefs_pair",
-    "prefs_avgjg",
-    "prefs_avgjg_Rnonrel",
-    "prefs_simp_ret",
-    "prefs_pair_ret",
-    "prefs_avgjg_ret",
-    "prefs_avgjg_Rnonrel_ret",
-    "prefs_simp_imp",
-    "prefs_pair_imp",
-    "prefs_avgjg_imp",
-    "map_avgjg",
-    "P_avgjg",
-    "Rprec_mult_avgjg",
-]
+def _names(text: str) -> tuple[str, ...]:
+    return tuple(text.split())
+
+
+_PREFS = _names(
+    "prefs_num_prefs_poss prefs_num_prefs_ful prefs_num_prefs_ful_ret prefs_simp prefs_pair prefs_avgjg "
+    "prefs_avgjg_Rnonrel prefs_simp_ret prefs_pair_ret prefs_avgjg_ret prefs_avgjg_Rnonrel_ret prefs_simp_imp "
+    "prefs_pair_imp prefs_avgjg_imp map_avgjg P_avgjg Rprec_mult_avgjg"
+)
 
 MEASURES: tuple[TrecMeasure, ...] = (
     _m("runid", _nothing, summary="runid", per_query="none", final="runid"),
@@ -398,78 +388,19 @@ MEASURES: tuple[TrecMeasure, ...] = (
 
 _BY_NAME = {m.name: m for m in MEASURES}
 
+_OFFICIAL = _names(
+    "runid num_q num_ret num_rel num_rel_ret map gm_map Rprec bpref recip_rank iprec_at_recall P"
+)
 NICKNAMES: dict[str, tuple[str, ...]] = {
-    "official": tuple(
-        [
-            "runid",
-            "num_q",
-            "num_ret",
-            "num_rel",
-            "num_rel_ret",
-            "map",
-            "gm_map",
-            "Rprec",
-            "bpref",
-            "recip_rank",
-            "iprec_at_recall",
-            "P",
-        ]
-    ),
-    "set": tuple(
-        [
-            "runid",
-            "num_q",
-            "num_ret",
-            "num_rel",
-            "num_rel_ret",
-            "utility",
-            "set_P",
-            "set_recall",
-            "set_relative_P",
-            "set_map",
-            "set_F",
-        ]
-    ),
-    "all_trec": tuple(
-        [
-            "runid",
-            "num_q",
-            "num_ret",
-            "num_rel",
-            "num_rel_ret",
-            "map",
-            "gm_map",
-            "Rprec",
-            "bpref",
-            "recip_rank",
-            "iprec_at_recall",
-            "P",
-            "relstring",
-            "recall",
-            "unj",
-            "rbp",
-            "rbp_resid",
-            "infAP",
-            "gm_bpref",
-            "utility",
-            "11pt_avg",
-            "ndcg",
-            "relative_P",
-            "Rprec_mult",
-            "success",
-            "map_cut",
-            "ndcg_cut",
-            "ndcg_rel",
-            "Rndcg",
-            "binG",
-            "G",
-            "set_P",
-            "set_recall",
-            "set_relative_P",
-            "set_map",
-            "set_F",
-            "num_nonrel_judged_ret",
-        ]
+    "official": _OFFICIAL,
+    "set": (*_OFFICIAL[:5], *_names("utility set_P set_recall set_relative_P set_map set_F")),
+    "all_trec": (
+        *_OFFICIAL,
+        *_names(
+            "relstring recall unj rbp rbp_resid infAP gm_bpref utility 11pt_avg ndcg relative_P Rprec_mult "
+            "success map_cut ndcg_cut ndcg_rel Rndcg binG G set_P set_recall set_relative_P set_map set_F "
+            "num_nonrel_judged_ret"
+        ),
     ),
     "all_prefs": ("runid", "num_q", *_PREFS[:14]),
     "prefs": ("runid", "num_q", *_PREFS[:6]),
