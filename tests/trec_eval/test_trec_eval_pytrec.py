@@ -21,7 +21,35 @@ from ragmeter.api import evaluate_trec  # noqa: E402
 from ragmeter.evaluation.trec_eval import TrecEvalOptions, trec_eval  # noqa: E402
 
 SHARED = tuple(
-    ["map", "P", "recall", "ndcg", "ndcg_cut", "map_cut", "Rprec", "recip_rank", "bpref", "infAP", "set_P", "set_recall", "set_F", "num_ret", "num_rel", "num_rel_ret", "success", "Rprec_mult", "relative_P", "binG", "G", "ndcg_rel", "Rndcg", "utility", "set_map", "set_relative_P", "num_nonrel_judged_ret"]
+    [
+        "map",
+        "P",
+        "recall",
+        "ndcg",
+        "ndcg_cut",
+        "map_cut",
+        "Rprec",
+        "recip_rank",
+        "bpref",
+        "infAP",
+        "set_P",
+        "set_recall",
+        "set_F",
+        "num_ret",
+        "num_rel",
+        "num_rel_ret",
+        "success",
+        "Rprec_mult",
+        "relative_P",
+        "binG",
+        "G",
+        "ndcg_rel",
+        "Rndcg",
+        "utility",
+        "set_map",
+        "set_relative_P",
+        "num_nonrel_judged_ret",
+    ]
 )
 
 

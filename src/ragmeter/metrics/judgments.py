@@ -108,7 +108,11 @@ def judged(r: Ranked, k: Int64Array | None) -> FloatArray:
 
 def unjudged(r: Ranked, k: Int64Array | None) -> FloatArray:
     """Items in the top k without a usable judgment (absent, or pooled but unjudged), over k: unj."""
-    return _in_top(r, r.judged != JUDGED, k, r.lengths if k is None else k)
+    within = r.lengths if k is None else np.minimum(r.lengths, k)
+    den = (r.lengths if k is None else k).astype(np.float64)
+    # the judged items are few: count them, not the rest
+    judged_share = _in_top(r, r.judged == JUDGED, k, np.ones(r.n_queries, dtype=np.int64))
+    return np.divide(within - judged_share, den, out=np.zeros(r.n_queries), where=den > 0)
 
 
 def num_nonrel_judged_ret(r: Ranked, k: Int64Array | None) -> FloatArray:

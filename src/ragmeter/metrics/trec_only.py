@@ -16,20 +16,57 @@ are taken in rank order (:func:`row_cumsum`), as trec_eval's loops take them.
 from __future__ import annotations
 
 import math
+import weakref
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 import numpy as np
 
 from ragmeter.metrics.relevance import FloatArray, Int64Array, Ranked, log2_ranks
 from ragmeter.metrics.trec_gains import TrecGains, levels_of
 
+_ROWS: weakref.WeakKeyDictionary[Ranked, tuple[Int64Array, Int64Array]] = weakref.WeakKeyDictionary()
+
 
 def _rows(r: Ranked) -> tuple[Int64Array, Int64Array]:
-    """Query index and 0-based rank of every ranked item."""
-    lengths = r.lengths
-    q = np.repeat(np.arange(r.n_queries, dtype=np.int64), lengths)
-    pos = np.arange(len(r.table.gains), dtype=np.int64) - np.repeat(r.table.offsets[:-1], lengths)
-    return q, pos
+    """Query index and 0-based rank of every ranked item (computed once per ranking)."""
+    cached = _ROWS.get(r)
+    if cached is None:
+        lengths = r.lengths
+        q = np.repeat(np.arange(r.n_queries, dtype=np.int64), lengths)
+        pos = np.arange(len(r.table.gains), dtype=np.int64) - np.repeat(r.table.offsets[:-1], lengths)
+        cached = _ROWS[r] = (q, pos)
+    return cached
+
+
+@dataclass(frozen=True)
+class _Hits:
+    """The ranked items whose gain is not 0 (the only ones a DCG sum adds), in rank order."""
+
+    flat: Int64Array
+    q: Int64Array
+    pos: Int64Array
+    gain: FloatArray
+    offsets: Int64Array
+    """CSR offsets of the hits per query."""
+
+    @classmethod
+    def of(cls, r: Ranked, gains: TrecGains) -> _Hits:
+        if gains.pairs:
+            dense = gains.ranked
+            flat = np.flatnonzero(dense != 0)
+            gain = dense[flat]
+        else:  # default gains: a judged level above 0 is its own gain
+            flat = r.gain_at
+            gain = r.table.gains[flat]
+        q = np.searchsorted(r.table.offsets, flat, side="right") - 1
+        offsets = np.zeros(r.n_queries + 1, dtype=np.int64)
+        np.cumsum(np.bincount(q, minlength=r.n_queries), out=offsets[1:])
+        return cls(flat, q, flat - r.table.offsets[q], gain, offsets)
+
+    def last(self, values: FloatArray) -> FloatArray:
+        """Per query: ``values`` at its last hit (0 without hits)."""
+        return _take(values, self.offsets[1:] - 1, np.diff(self.offsets) > 0)
 
 
 def row_cumsum(values: FloatArray, offsets: Int64Array) -> FloatArray:
@@ -112,27 +149,23 @@ def bin_g(r: Ranked) -> FloatArray:
     return np.divide(total, den, out=np.zeros(r.n_queries), where=np.bincount(q, minlength=r.n_queries) > 0)
 
 
-def _dcg_parts(r: Ranked, gains: TrecGains) -> tuple[FloatArray, FloatArray, FloatArray]:
-    """Gains over log2(rank + 1): per ranked item, per ideal position, and the ideal DCG.
+def _dcg_parts(r: Ranked, gains: TrecGains) -> tuple[_Hits, FloatArray, FloatArray, FloatArray]:
+    """The hits and their gain / log2(rank + 1), the same per ideal position, and the ideal DCG.
 
     The ideal DCG is summed per query in rank order.
     """
-    _q, pos = _rows(r)
-    width = max(int(r.lengths.max(initial=0)), int(np.diff(gains.ideal_offsets).max(initial=0)))
+    hits = _Hits.of(r, gains)
+    width = max(int(hits.pos.max(initial=0)) + 1, int(np.diff(gains.ideal_offsets).max(initial=0)))
     log2 = log2_ranks(width)
-    ranked = gains.ranked / log2[pos]
     iq, ipos = gains.ideal_positions()
     ideal = gains.ideal / log2[ipos]
-    return ranked, ideal, _per_query(r, iq, ideal)
+    return hits, hits.gain / log2[hits.pos], ideal, _per_query(r, iq, ideal)
 
 
 def ndcg_gains(r: Ranked, pairs: Sequence[tuple[str, float]], what: str = "ndcg") -> FloatArray:
     """Ndcg (or dcg, ideal_dcg) over the whole ranking with trec_eval's gain parameters."""
-    gains = TrecGains(r, pairs)
-    ranked, _, idcg = _dcg_parts(r, gains)
-    q, _ = _rows(r)
-    nonzero = gains.ranked != 0
-    dcg = _per_query(r, q[nonzero], ranked[nonzero])
+    hits, ranked, _, idcg = _dcg_parts(r, TrecGains(r, pairs))
+    dcg = _per_query(r, hits.q, ranked)
     if what == "dcg":
         return dcg
     if what == "ideal_dcg":
@@ -143,29 +176,27 @@ def ndcg_gains(r: Ranked, pairs: Sequence[tuple[str, float]], what: str = "ndcg"
 def ndcg_rel(r: Ranked, pairs: Sequence[tuple[str, float]]) -> FloatArray:
     """NDCG averaged over the ranks of the relevant items (gain > 0): ndcg_rel."""
     gains = TrecGains(r, pairs)
-    ranked, ideal, idcg = _dcg_parts(r, gains)
-    q, pos = _rows(r)
-    dcg_at = row_cumsum(ranked * (gains.ranked != 0), r.table.offsets)
+    hits, ranked, ideal, idcg = _dcg_parts(r, gains)
+    dcg_at = row_cumsum(ranked, hits.offsets)
     ideal_at = row_cumsum(ideal, gains.ideal_offsets)
     n_ideal = np.diff(gains.ideal_offsets)
+    q = hits.q
     # the ideal DCG at rank i stops growing once the ideal gains run out
-    capped = np.minimum(pos, n_ideal[q] - 1)
+    capped = np.minimum(hits.pos, n_ideal[q] - 1)
     with np.errstate(divide="ignore", invalid="ignore"):
         idcg_at = _take(ideal_at, gains.ideal_offsets[q] + capped, capped >= 0)
-        hit = gains.ranked > 0
-        total = _per_query(r, q[hit], dcg_at[hit] / idcg_at[hit])
-        last = r.table.offsets[1:] - 1
-        final = _take(dcg_at, last, r.lengths > 0)
-        n_hit = np.bincount(q[hit], minlength=r.n_queries)
-        total = total + ((n_ideal - n_hit).astype(np.float64) * final) / idcg
+        positive = hits.gain > 0
+        total = _per_query(r, q[positive], dcg_at[positive] / idcg_at[positive])
+        n_positive = np.bincount(q[positive], minlength=r.n_queries)
+        total = total + ((n_ideal - n_positive).astype(np.float64) * hits.last(dcg_at)) / idcg
         return np.where(total > 0.0, total / n_ideal.astype(np.float64), 0.0)
 
 
 def r_ndcg(r: Ranked, pairs: Sequence[tuple[str, float]]) -> FloatArray:
     """NDCG averaged over the ranks where the ideal gain changes: Rndcg."""
     gains = TrecGains(r, pairs)
-    ranked, ideal, _ = _dcg_parts(r, gains)
-    dcg_at = row_cumsum(ranked * (gains.ranked != 0), r.table.offsets)
+    hits, ranked, ideal, _ = _dcg_parts(r, gains)
+    dcg_at = row_cumsum(ranked, hits.offsets)
     ideal_at = row_cumsum(ideal, gains.ideal_offsets)
     offsets = gains.ideal_offsets
     n_ideal = np.diff(offsets)
@@ -176,7 +207,10 @@ def r_ndcg(r: Ranked, pairs: Sequence[tuple[str, float]]) -> FloatArray:
     changes = (ipos + 1 == n_ideal[iq]) | (following != gains.ideal)
     bq, before = iq[changes], ipos[changes]  # the rank before each boundary
     n_ret = r.lengths
-    dcg_before = _take(dcg_at, r.table.offsets[bq] + np.minimum(before, n_ret[bq] - 1), n_ret[bq] > 0)
+    # the DCG through rank min(before, n_ret - 1): the running sum at the last hit up to there
+    through = r.table.offsets[bq] + np.minimum(before, n_ret[bq] - 1)
+    at = np.searchsorted(hits.flat, through, side="right") - 1
+    dcg_before = _take(dcg_at, at, (n_ret[bq] > 0) & (at >= hits.offsets[bq]))
     idcg_before = ideal_at[offsets[bq] + before]
     with np.errstate(divide="ignore", invalid="ignore"):
         terms = dcg_before / idcg_before
@@ -184,17 +218,39 @@ def r_ndcg(r: Ranked, pairs: Sequence[tuple[str, float]]) -> FloatArray:
         count = np.bincount(bq, minlength=r.n_queries).astype(np.int64)
         # ranks left after the ideal ran out (not the very last one): one more term at the end
         tail = (n_ideal + 1 < n_ret) & (n_ideal > 0)
-        last = _take(dcg_at, r.table.offsets[1:] - 1, n_ret > 0)
         full = _take(ideal_at, offsets[1:] - 1, n_ideal > 0)
-        total = np.where(tail, total + last / full, total)
+        total = np.where(tail, total + hits.last(dcg_at) / full, total)
         count = count + tail
         value = total / count.astype(np.float64)
     return np.where(r.n_rel > 0, value, 0.0)
 
 
 def g_measure(r: Ranked, pairs: Sequence[tuple[str, float]]) -> FloatArray:
-    """trec_eval's G: gain over log2 of the cost so far, normalised by the ideal gain sum."""
+    """trec_eval's G: gain over log2 of the cost so far, normalised by the ideal gain sum.
+
+    The cost of rank i is the ideal gain there (at least 1); past the ideal ranking, 1.
+    """
     gains = TrecGains(r, pairs)
+    hits = _Hits.of(r, gains)
+    offsets = gains.ideal_offsets
+    n_ideal = np.diff(offsets)
+    ideal_cost = row_cumsum(np.maximum(gains.ideal, 1.0), offsets)
+    ideal_total = _take(ideal_cost, offsets[1:] - 1, n_ideal > 0)
+    if not bool(np.all(ideal_total == np.trunc(ideal_total))):
+        return _g_dense(r, gains)  # adding 1.0 rank by rank past the ideal is exact only from a whole number
+    q, pos = hits.q, hits.pos
+    inside = pos < n_ideal[q]
+    sum_cost = np.where(
+        inside,
+        _take(ideal_cost, offsets[q] + pos, inside),
+        ideal_total[q] + (pos - n_ideal[q] + 1).astype(np.float64),
+    )
+    sum_results = row_cumsum(hits.gain, hits.offsets)
+    return _g_value(r, gains, q, hits.gain, (2.0 + sum_cost) - sum_results)
+
+
+def _g_dense(r: Ranked, gains: TrecGains) -> FloatArray:
+    """G with the running cost summed rank by rank (for ideal gains that are not whole numbers)."""
     q, pos = _rows(r)
     n_ideal = np.diff(gains.ideal_offsets)
     ideal_here = np.zeros(len(pos), dtype=np.float64)
@@ -204,8 +260,12 @@ def g_measure(r: Ranked, pairs: Sequence[tuple[str, float]]) -> FloatArray:
     sum_cost = row_cumsum(np.maximum(ideal_here, 1.0), r.table.offsets)
     nonzero = gains.ranked != 0
     cost = (2.0 + sum_cost[nonzero]) - sum_results[nonzero]
-    terms = gains.ranked[nonzero] / np.fromiter(map(math.log2, cost.tolist()), np.float64, len(cost))
-    results_g = _per_query(r, q[nonzero], terms)
+    return _g_value(r, gains, q[nonzero], gains.ranked[nonzero], cost)
+
+
+def _g_value(r: Ranked, gains: TrecGains, q: Int64Array, gain: FloatArray, cost: FloatArray) -> FloatArray:
+    terms = gain / np.fromiter(map(math.log2, cost.tolist()), np.float64, len(cost))
+    results_g = _per_query(r, q, terms)
     iq, _ = gains.ideal_positions()
     sum_ideal = _per_query(r, iq, gains.ideal)
     return np.divide(results_g, sum_ideal, out=np.zeros(r.n_queries), where=sum_ideal > 0.0)
@@ -233,8 +293,15 @@ def rbp(r: Ranked, pairs: Sequence[tuple[str, float]]) -> FloatArray:
     """Rank-biased precision ``(1 - p) Σ g_i p^(i-1)``, gains scaled into [0, 1] when outside it."""
     p = rbp_p(pairs)
     gains = TrecGains(r, pairs)
-    q, pos = _rows(r)
     low, high = gains.bounds()
+    powers = _powers(p, int(r.lengths.max(initial=0)))
+    if not gains.pairs:  # levels 0..n-1 as gains: scaling keeps a gain of 0 at 0, so only hits count
+        hits = _Hits.of(r, gains)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            scale = high[hits.q] > 1
+            gain = np.where(scale, (hits.gain - low[hits.q]) / (high[hits.q] - low[hits.q]), hits.gain)
+        return (1.0 - p) * _per_query(r, hits.q, gain * powers[hits.pos])
+    q, pos = _rows(r)
     ranked = gains.ranked
     scale = (low < 0) | (high > 1)
     with np.errstate(divide="ignore", invalid="ignore"):
@@ -242,7 +309,6 @@ def rbp(r: Ranked, pairs: Sequence[tuple[str, float]]) -> FloatArray:
     # trec_eval scales its gain table, and looks a level's gain up there: a level without a
     # table entry (absent, or unjudged) keeps gain 0
     scaled = np.where(_in_table(r, gains), scaled, 0.0)
-    powers = _powers(p, int(r.lengths.max(initial=0)))
     nonzero = scaled != 0
     total = _per_query(r, q[nonzero], scaled[nonzero] * powers[pos[nonzero]])
     return (1.0 - p) * total
