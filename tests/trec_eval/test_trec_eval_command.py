@@ -160,15 +160,6 @@ def test_a_qrels_topic_missing_from_the_run_stops_as_in_trec_eval_10(tmp_path: P
     assert code == 0 and out == "num_q                 \tall\t2\n"
 
 
-def test_a_topic_with_only_negative_judgments_is_an_error(tmp_path: Path, cli: Any) -> None:
-    # trec_eval 10.0 cannot size its level counts for it: it stops, or reuses the last topic's
-    (tmp_path / "q").write_text("t 0 a 1\nu 0 b -1\n")
-    (tmp_path / "r").write_text("t Q0 a 1 2 r\nu Q0 b 1 2 r\n")
-    code, out, err = cli(["trec_eval", str(tmp_path / "q"), str(tmp_path / "r")])
-    assert code == 2 and out == ""
-    assert "topic 'u' has only negative judgments" in err
-
-
 def test_comments_only_at_the_start_of_a_line(tmp_path: Path, cli: Any) -> None:
     (tmp_path / "q").write_text("# judged by hand\nt 0 doc#1 1\n")
     (tmp_path / "r").write_text("# run\nt Q0 doc#1 1 2 r\n")

@@ -131,14 +131,6 @@ def trec_eval(qrels_path: str | Path, run_path: str | Path, options: TrecEvalOpt
             "here ('result qid not found in qrels'): give -c to count such topics as 0",
             where=str(run_path),
         )
-    judgments = np.diff(table.ideal_offsets) + (table.judged_zero if table.judged_zero is not None else 0)
-    if bool(np.any(judgments == 0)):
-        topic = table.query_ids[int(np.flatnonzero(judgments == 0)[0])]
-        raise InputError(
-            f"topic {topic!r} has only negative judgments; trec_eval 10.0 cannot evaluate such a topic "
-            "(it stops, or reuses the previous topic's counts)",
-            where=str(qrels_path),
-        )
     gone = set(matched.missing_topics)
     missing = np.array([topic in gone for topic in table.query_ids], dtype=bool)
     if options.complete and missing.any():
