@@ -160,6 +160,20 @@ def test_a_qrels_topic_missing_from_the_run_stops_as_in_trec_eval_10(tmp_path: P
     assert code == 0 and out == "num_q                 \tall\t2\n"
 
 
+def test_a_topic_with_only_negative_judgments_has_nothing_judged(tmp_path: Path, cli: Any) -> None:
+    # trec_eval 10.0 stops on such a topic when it is the first one evaluated, and otherwise
+    # reuses the previous topic's level counts; ragmeter evaluates it as pytrec_eval does
+    (tmp_path / "q").write_text("t 0 a 1\nu 0 b -1\n")
+    (tmp_path / "r").write_text("t Q0 a 1 2 r\nu Q0 b 1 2 r\n")
+    files = [str(tmp_path / "q"), str(tmp_path / "r")]
+    code, out, err = cli(["trec_eval", "-q", "-m", "num_rel", "-m", "bpref", "-m", "relstring", *files])
+    assert code == 0, err
+    got = values(out)
+    assert (
+        got[("num_rel", "u")] == "0" and got[("bpref", "u")] == "0.0000" and got[("relstring", "u")] == "'.'"
+    )
+
+
 def test_comments_only_at_the_start_of_a_line(tmp_path: Path, cli: Any) -> None:
     (tmp_path / "q").write_text("# judged by hand\nt 0 doc#1 1\n")
     (tmp_path / "r").write_text("# run\nt Q0 doc#1 1 2 r\n")
