@@ -28,11 +28,22 @@ from ragmeter.schema.samples import Sample
 
 
 class FunctionImportError(Exception):
-    """The function named by the suite cannot be imported (message is one line)."""
+    """The function named by the suite cannot be imported (message is one line).
+
+    ``missing`` names the module that was not found, when that was the problem.
+    """
+
+    def __init__(self, message: str, *, missing: str | None = None) -> None:
+        super().__init__(message)
+        self.missing = missing
 
 
-def import_function(spec: str, *, python_path: Sequence[Path | str]) -> Callable[..., Any]:
-    """Import ``package.module:function``; the ``python_path`` folders are put first on ``sys.path``."""
+def import_object(spec: str, *, python_path: Sequence[Path | str]) -> Any:
+    """Import ``package.module:name`` (``name`` may be dotted); ``python_path`` folders go first on ``sys.path``.
+
+    >>> import_object("os.path:sep.join", python_path=[])("ab")
+    'a/b'
+    """
     module_name, _, attribute = spec.partition(":")
     for folder in reversed([str(Path(p).resolve()) for p in python_path]):
         if folder not in sys.path:
@@ -40,12 +51,23 @@ def import_function(spec: str, *, python_path: Sequence[Path | str]) -> Callable
     try:
         module = importlib.import_module(module_name)
     except ImportError as exc:
-        raise FunctionImportError(f"cannot import module {module_name!r} ({exc})") from None
+        raise FunctionImportError(f"cannot import module {module_name!r} ({exc})", missing=exc.name) from None
     except Exception as exc:  # the module itself failed while importing
         raise FunctionImportError(f"importing {module_name!r} failed: {describe_exception(exc)}") from None
-    function = getattr(module, attribute, None)
-    if function is None:
-        raise FunctionImportError(f"module {module_name!r} has no attribute {attribute!r}")
+    found: Any = module
+    for part in attribute.split("."):
+        found = getattr(found, part, _MISSING)
+        if found is _MISSING:
+            raise FunctionImportError(f"module {module_name!r} has no attribute {attribute!r}")
+    return found
+
+
+_MISSING = object()
+
+
+def import_function(spec: str, *, python_path: Sequence[Path | str]) -> Callable[..., Any]:
+    """Import ``package.module:function``; the ``python_path`` folders are put first on ``sys.path``."""
+    function = import_object(spec, python_path=python_path)
     if not callable(function):
         raise FunctionImportError(f"{spec} is a {type(function).__name__}, not a function")
     return function  # type: ignore[no-any-return]

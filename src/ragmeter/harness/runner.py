@@ -218,8 +218,8 @@ class _Run:
                     raw = await self.adapter.call(sample, k=k)
                 latency = time.perf_counter() - started
                 output = finish_output(raw)
-            except TimeoutError:
-                message = f"timed out after {settings.timeout_seconds:g} s"
+            except TimeoutError as exc:  # ours (no message) or the system's own client's (with one)
+                message = self.redactor.text(str(exc)) or f"timed out after {settings.timeout_seconds:g} s"
                 latency = time.perf_counter() - started
                 out = _failure_output(message, latency=latency, attempts=attempt, timed_out=True)
                 return CallRecord(sample.id, out, attempt, failed=True)

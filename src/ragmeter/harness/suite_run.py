@@ -21,6 +21,7 @@ from ragmeter.errors import ConfigError, InputError, RagmeterError
 from ragmeter.executors.base import Executor, use_executor
 from ragmeter.harness.adapters import make_adapter
 from ragmeter.harness.calls import Adapter, question_of
+from ragmeter.harness.framework_suite import HaystackSystem
 from ragmeter.harness.journal import OUTPUTS_FILENAME, JournalState, OutputsJournal, read_journal
 from ragmeter.harness.progress import make_progress
 from ragmeter.harness.results_folder import (
@@ -75,6 +76,12 @@ def _check_questions(loaded: LoadedSuite, samples: Sequence[Sample]) -> None:
     system = loaded.suite.system
     if isinstance(system, PythonSystem) or (isinstance(system, HttpSystem) and not system.uses_question()):
         return  # the system gets the whole sample (or the fields its templates name)
+    if (
+        isinstance(system, HaystackSystem)
+        and system.inputs is not None
+        and "question" not in str(system.inputs)
+    ):
+        return  # the pipeline's inputs name other fields of the sample
     for sample in samples:
         if question_of(sample) is None:
             raise InputError(
