@@ -116,8 +116,8 @@ class CallTrace:
     would be a silent undercount.
 
     >>> trace = CallTrace()
-    >>> trace.begin("r1", "retrieval"); trace.end("r1")
-    >>> trace.begin("g1", "generation"); trace.end("g1", usage=(12, 3), model="m")
+    >>> trace.begin("r1", "retrieval"); _ = trace.end("r1")
+    >>> trace.begin("g1", "generation"); _ = trace.end("g1", usage=(12, 3), model="m")
     >>> sorted(trace.output_fields()), trace.output_fields()["tokens"], trace.output_fields()["model"]
     (['model', 'timings', 'tokens'], {'prompt': 12, 'completion': 3}, 'm')
     >>> trace = CallTrace(); trace.add_interval("retrieval", 1.0, 3.0); trace.add_interval("retrieval", 2.0, 4.0)

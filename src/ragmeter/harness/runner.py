@@ -31,7 +31,6 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from ragmeter.harness.calls import Adapter, CallFailed, describe_exception, finish_output
-from ragmeter.harness.journal import OutputsJournal
 from ragmeter.harness.templates import Redactor
 from ragmeter.schema.samples import Sample
 
@@ -134,6 +133,13 @@ class RunAborted(Exception):
         super().__init__(message)
 
 
+class Journal(Protocol):
+    """Where finished outputs go (``outputs.jsonl``, or memory for ``ragmeter.run``)."""
+
+    def append(self, sample_id: str, output: dict[str, Any]) -> None:
+        """Record one question's output."""
+
+
 class ProgressSink(Protocol):
     """Receives progress (a rich progress bar, or nothing)."""
 
@@ -192,7 +198,7 @@ class _Run:
         self,
         adapter: Adapter,
         settings: RunSettings,
-        journal: OutputsJournal,
+        journal: Journal,
         progress: ProgressSink,
         redactor: Redactor,
         n_pending: int,
@@ -282,7 +288,7 @@ async def run_calls(
     adapter: Adapter,
     *,
     settings: RunSettings,
-    journal: OutputsJournal,
+    journal: Journal,
     progress: ProgressSink | None = None,
     redactor: Redactor | None = None,
 ) -> RunSummary:
@@ -313,3 +319,28 @@ async def run_calls(
         await asyncio.gather(*workers, return_exceptions=True)
         run.summary.elapsed_seconds = time.perf_counter() - started
     return run.summary
+
+
+async def call_all(
+    adapter: Adapter,
+    pending: Sequence[Sample],
+    *,
+    settings: RunSettings,
+    journal: Journal,
+    progress: ProgressSink,
+    redactor: Redactor,
+    total: int,
+    done: int,
+) -> RunSummary:
+    """Start the adapter, ask ``pending`` (:func:`run_calls`) with progress, and close the adapter."""
+    await adapter.start()
+    try:
+        progress.start(total, done)
+        try:
+            return await run_calls(
+                pending, adapter, settings=settings, journal=journal, progress=progress, redactor=redactor
+            )
+        finally:
+            progress.stop()
+    finally:
+        await adapter.aclose()

@@ -33,7 +33,7 @@ from ragmeter.harness.results_folder import (
     resolved_suite,
     write_json_atomic,
 )
-from ragmeter.harness.runner import ProgressSink, RunAborted, RunSettings, RunSummary, run_calls
+from ragmeter.harness.runner import ProgressSink, RunAborted, RunSettings, RunSummary, call_all
 from ragmeter.harness.suite import (
     BuiltinSystem,
     HttpSystem,
@@ -42,7 +42,6 @@ from ragmeter.harness.suite import (
     load_suite,
     tidy_path,
 )
-from ragmeter.harness.templates import Redactor
 from ragmeter.io.datasets import load_dataset
 from ragmeter.results import EvalResult
 from ragmeter.schema.samples import Sample
@@ -129,30 +128,6 @@ def _evaluate(
         judge=loaded.suite.judge,
         judge_log=outputs.parent / "judge_log.jsonl" if judged else None,
     )
-
-
-async def _call_all(
-    adapter: Adapter,
-    pending: Sequence[Sample],
-    *,
-    settings: RunSettings,
-    journal: OutputsJournal,
-    progress: ProgressSink,
-    redactor: Redactor,
-    total: int,
-    done: int,
-) -> RunSummary:
-    await adapter.start()
-    try:
-        progress.start(total, done)
-        try:
-            return await run_calls(
-                pending, adapter, settings=settings, journal=journal, progress=progress, redactor=redactor
-            )
-        finally:
-            progress.stop()
-    finally:
-        await adapter.aclose()
 
 
 def run_suite(
@@ -250,7 +225,7 @@ def run_suite(
         with OutputsJournal(outputs_path) as journal:
             if pending:
                 summary = asyncio.run(
-                    _call_all(
+                    call_all(
                         adapter,
                         pending,
                         settings=settings,
