@@ -9,10 +9,13 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
+import pytest
 import yaml
 
 from ragmeter.harness.calls import question_of
 from ragmeter.io.datasets import load_dataset
+
+pytestmark = pytest.mark.xdist_group("frameworks")  # one worker imports the frameworks once
 
 HERE = Path(__file__).resolve().parent
 SYSTEMS = HERE / "systems"
