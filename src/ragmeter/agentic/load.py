@@ -97,7 +97,9 @@ def read_records(path: Path) -> list[Record]:
 
 
 def _is_agents_object(value: Any) -> bool:
-    return isinstance(value, dict) and (value.get("object") in ("trace", "trace.span") or "span_data" in value)
+    return isinstance(value, dict) and (
+        value.get("object") in ("trace", "trace.span") or "span_data" in value
+    )
 
 
 def detect_format(value: Any) -> TraceFormat:
