@@ -26,6 +26,7 @@ from pydantic import ValidationError
 
 from ragmeter.config import RagmeterConfig, load_config
 from ragmeter.errors import ConfigError, InputError
+from ragmeter.evaluation.dataset_inputs import load_samples
 from ragmeter.harness.calls import Adapter, question_of
 from ragmeter.harness.framework_suite import FRAMEWORK_SYSTEMS
 from ragmeter.harness.frameworks import FrameworkSetupError, detect_framework, framework_adapter
@@ -116,9 +117,9 @@ def run(
     ``retriever="bm25"``. With ``results_dir`` the outputs are written there as
     ``outputs.jsonl`` and the evaluation next to them. ``progress`` shows a progress bar.
     """
-    from ragmeter.api import _load_samples, evaluate
+    from ragmeter.api import evaluate
 
-    samples, _ = _load_samples(dataset)
+    samples, _ = load_samples(dataset)
     cfg, _ = load_config(config) if not isinstance(config, RagmeterConfig) else (config, None)
     default_k = k or cfg.metrics.retrieval.default_k
     adapter, described = system_adapter(system, options)
