@@ -26,7 +26,6 @@ for _name, _value in {
     "LITELLM_LOCAL_MODEL_COST_MAP": "True",
     "LANGSMITH_TRACING": "false",
     "LANGCHAIN_TRACING_V2": "false",
-    "OPENAI_AGENTS_DISABLE_TRACING": "1",
     "DSPY_CACHEDIR": tempfile.mkdtemp(prefix="ragmeter-dspy-cache-"),
 }.items():
     os.environ.setdefault(_name, _value)

@@ -332,9 +332,8 @@ class DocumentMapper:
         headings = self._heading_path(meta, text)
         if headings is not None:
             item["heading_path"] = headings
-        number = _count(score) if isinstance(score, int) else score
-        if isinstance(number, (int, float)) and not isinstance(number, bool) and math.isfinite(number):
-            item["score"] = float(number)
+        if isinstance(score, (int, float)) and not isinstance(score, bool) and math.isfinite(score):
+            item["score"] = float(score)
         if meta:
             item["metadata"] = _json_safe(dict(meta))
         return item
