@@ -129,3 +129,17 @@ def test_plugin_import_is_light() -> None:
     code = "import sys, ragmeter.pytest_plugin; print(sorted(m for m in ('ragmeter.api', 'pydantic', 'numpy') if m in sys.modules))"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"
+
+
+def test_worst_queries_follow_the_metric_direction() -> None:
+    from ragmeter.results import EvalResult
+    from ragmeter.testing import assert_metric
+
+    per_query = {"a": {"error_rate": 0.0}, "b": {"error_rate": 1.0}, "c": {"error_rate": None}}
+    result = EvalResult(
+        aggregate={"error_rate": 0.5}, per_query=per_query, n_queries=3, n_scored={"error_rate": 2},
+        n_skipped={"error_rate": 1},
+    )  # fmt: skip
+    with pytest.raises(AssertionError) as failed:
+        assert_metric(result, "error_rate", "<=", 0.1, worst=1)
+    assert str(failed.value).splitlines()[1:] == ["  worst queries by error_rate:", "    b    1.0000"]

@@ -159,55 +159,6 @@ def _about(result: EvalResult, qid: str) -> str:
     return "  ".join(parts)
 
 
-def check_metric(
-    result: EvalResult,
-    metric: str,
-    op: str,
-    threshold: float,
-    *,
-    worst: int = 5,
-    confidence: float = 0.95,
-    n_resamples: int = 2_000,
-    seed: int = 0,
-) -> MetricCheck:
-    """The :class:`MetricCheck` of ``metric op threshold`` on ``result`` (nothing is raised for a miss)."""
-    if op not in COMPARISONS:
-        raise ValueError(f"op must be one of {', '.join(COMPARISONS)}, got {op!r}")
-    if isinstance(threshold, bool) or not isinstance(threshold, (int, float)) or not math.isfinite(threshold):
-        raise ValueError(f"threshold must be a finite number, got {threshold!r}")
-    from ragmeter.metrics.registry import resolve_metric
-
-    key = _metric_key(result, metric)
-    value = result.aggregate.get(key)
-    per_query = {qid: values.get(key) for qid, values in result.per_query.items()}
-    scored = [v for v in per_query.values() if v is not None]
-    ci = None
-    if len(scored) > 1 and value is not None and math.isclose(sum(scored) / len(scored), value, abs_tol=1e-9):
-        from ragmeter.report.stats import bootstrap_ci
-
-        ci = bootstrap_ci(scored, confidence=confidence, n_resamples=n_resamples, seed=seed)
-    higher = resolve_metric(key.split(".")[0]).definition.higher_is_better
-    ordered = sorted(
-        ((qid, v) for qid, v in per_query.items() if v is not None),
-        key=lambda item: item[1] if higher else -item[1],
-    )
-    provenance = result.provenance.get("metrics", {}).get(key, {})
-    return MetricCheck(
-        metric=key,
-        op=op,
-        threshold=float(threshold),
-        value=value,
-        n_queries=result.n_queries,
-        n_scored=result.n_scored.get(key, len(scored)),
-        n_skipped=result.n_skipped.get(key, result.n_queries - len(scored)),
-        ci=ci,
-        confidence=confidence,
-        passed=value is not None and math.isfinite(value) and COMPARISONS[op](value, threshold),
-        worst=[(qid, v, _about(result, qid)) for qid, v in ordered[:worst]],
-        skip_reason=provenance.get("skip_reason") if isinstance(provenance, dict) else None,
-    )
-
-
 def assert_metric(
     result: EvalResult,
     metric: str,
@@ -236,7 +187,41 @@ def assert_metric(
         b    0.0000
         a    1.0000
     """
-    check = check_metric(result, metric, op, threshold, worst=worst, confidence=confidence)
+    if op not in COMPARISONS:
+        raise ValueError(f"op must be one of {', '.join(COMPARISONS)}, got {op!r}")
+    if isinstance(threshold, bool) or not isinstance(threshold, (int, float)) or not math.isfinite(threshold):
+        raise ValueError(f"threshold must be a finite number, got {threshold!r}")
+    from ragmeter.metrics.registry import resolve_metric
+
+    key = _metric_key(result, metric)
+    value = result.aggregate.get(key)
+    per_query = {qid: values.get(key) for qid, values in result.per_query.items()}
+    scored = [v for v in per_query.values() if v is not None]
+    ci = None
+    if len(scored) > 1 and value is not None and math.isclose(sum(scored) / len(scored), value, abs_tol=1e-9):
+        from ragmeter.report.stats import bootstrap_ci
+
+        ci = bootstrap_ci(scored, confidence=confidence, n_resamples=2_000, seed=0)
+    higher = resolve_metric(key.split(".")[0]).definition.higher_is_better
+    ordered = sorted(
+        ((qid, v) for qid, v in per_query.items() if v is not None),
+        key=lambda item: item[1] if higher else -item[1],
+    )
+    provenance = result.provenance.get("metrics", {}).get(key, {})
+    check = MetricCheck(
+        metric=key,
+        op=op,
+        threshold=float(threshold),
+        value=value,
+        n_queries=result.n_queries,
+        n_scored=result.n_scored.get(key, len(scored)),
+        n_skipped=result.n_skipped.get(key, result.n_queries - len(scored)),
+        ci=ci,
+        confidence=confidence,
+        passed=value is not None and math.isfinite(value) and COMPARISONS[op](value, threshold),
+        worst=[(qid, v, _about(result, qid)) for qid, v in ordered[:worst]],
+        skip_reason=provenance.get("skip_reason") if isinstance(provenance, dict) else None,
+    )
     _record(check)
     if not check.passed:
         raise AssertionError(check.report())
