@@ -3,6 +3,7 @@ exporter, the OpenAI Agents SDK's BackendSpanExporter payload, LangSmith's run p
 
 from __future__ import annotations
 
+import asyncio
 import json
 import threading
 from collections.abc import Iterator
@@ -333,11 +334,12 @@ def test_openai_agents_backend_exporter_payload(tmp_path: Path, capture: Capture
         )
         researcher = Agent(name="Researcher", model=model, tools=[web_search_tool])
         config = RunConfig(workflow_name="Research", group_id="thread-1")
-        Runner.run_sync(researcher, "Find the async book", run_config=config)
+        # asyncio.run, not Runner.run_sync: run_sync leaves the thread's default event loop open
+        asyncio.run(Runner.run(researcher, "Find the async book", run_config=config))
         hosted = Agent(
             name="Browser", model=ScriptedModel([[assistant_message("ok")]]), tools=[WebSearchTool()]
         )
-        Runner.run_sync(hosted, "Weather in Lisbon?", run_config=RunConfig(workflow_name="Browse"))
+        asyncio.run(Runner.run(hosted, "Weather in Lisbon?", run_config=RunConfig(workflow_name="Browse")))
         processor.force_flush()
     finally:
         set_trace_processors([])

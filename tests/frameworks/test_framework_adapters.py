@@ -16,9 +16,9 @@ import yaml
 
 import ragmeter
 from ragmeter.errors import ConfigError
-from ragmeter.harness.calls import CallFailed
+from ragmeter.harness.calls import CallFailed, call_failure
 from ragmeter.harness.framework_suite import DEFAULT_METADATA, MetadataMapping
-from ragmeter.harness.frameworks import DocumentMapper, call_failure, detect_framework, token_usage
+from ragmeter.harness.frameworks import DocumentMapper, detect_framework, token_usage
 
 pytestmark = pytest.mark.xdist_group("frameworks")  # one worker imports the frameworks once
 

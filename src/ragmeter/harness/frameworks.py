@@ -5,8 +5,6 @@
 * :class:`CallTrace` — per-stage timings (``retrieval``, ``generation``), token counts
   and the model of one call, fed by the framework's own callbacks;
 * :func:`token_usage` — token counts from any of the usual usage shapes, or unknown;
-* :func:`call_failure` — a framework's exception as the http adapter would report it
-  (timeouts, retryable connection errors / HTTP 429 / 5xx, other errors);
 * :func:`detect_framework` — which framework an object belongs to, without importing any;
 * :class:`FrameworkAdapter` — the adapter protocol around a synchronous ``ask``.
 
@@ -35,7 +33,7 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from ragmeter.harness.calls import CallFailed, call_in_thread, describe_exception, question_of
+from ragmeter.harness.calls import CallFailed, call_failure, call_in_thread, question_of
 from ragmeter.harness.framework_suite import DEFAULT_METADATA, Framework, FrameworkSystem, MetadataMapping
 from ragmeter.schema.samples import Sample
 
@@ -337,65 +335,6 @@ class DocumentMapper:
         if meta:
             item["metadata"] = _json_safe(dict(meta))
         return item
-
-
-_TIMEOUTS = frozenset({"TimeoutException", "APITimeoutError"})
-"""Timeouts of httpx and of the OpenAI client (found by class name: neither is imported here)."""
-_CONNECTION_ERRORS = frozenset({"TransportError", "APIConnectionError"})
-
-
-def _status(exc: BaseException) -> int | None:
-    for holder in (exc, getattr(exc, "response", None)):
-        code = getattr(holder, "status_code", None)
-        if isinstance(code, int) and not isinstance(code, bool):
-            return code
-    return None
-
-
-def _retry_after(exc: BaseException) -> float | None:
-    headers = getattr(getattr(exc, "response", None), "headers", None)
-    value = headers.get("Retry-After") if headers is not None and hasattr(headers, "get") else None
-    if not isinstance(value, str):
-        return None
-    from ragmeter.harness.http import parse_retry_after
-
-    return parse_retry_after(value)
-
-
-def _cause_chain(exc: BaseException) -> list[BaseException]:
-    chain: list[BaseException] = []
-    current: BaseException | None = exc
-    while current is not None and all(current is not seen for seen in chain):
-        chain.append(current)
-        current = current.__cause__ or current.__context__
-    return chain
-
-
-def call_failure(exc: BaseException) -> BaseException:
-    """The exception the runner should see for a framework's failure, as the http adapter reports it.
-
-    A timeout anywhere in the cause chain (``TimeoutError``, httpx's and the OpenAI
-    client's timeouts) is a timeout; an HTTP 429 / 5xx (with its ``Retry-After``) or a
-    connection error is a retryable :class:`CallFailed`; anything else is a
-    :class:`CallFailed` naming the exception, not retried.
-
-    >>> call_failure(ValueError("bad")).message, call_failure(ConnectionResetError()).retryable
-    ('ValueError: bad', True)
-    >>> type(call_failure(RuntimeError("wrapped"))).__name__
-    'CallFailed'
-    """
-    chain = _cause_chain(exc)
-    names = {base.__name__ for error in chain for base in type(error).__mro__}
-    if any(isinstance(error, TimeoutError) for error in chain) or names & _TIMEOUTS:
-        return TimeoutError(describe_exception(exc))
-    message = describe_exception(exc)
-    for error in chain:
-        status = _status(error)
-        if status is not None and (status == 429 or status >= 500):
-            return CallFailed(message, retryable=True, retry_after=_retry_after(error))
-    if any(isinstance(error, ConnectionError) for error in chain) or names & _CONNECTION_ERRORS:
-        return CallFailed(message, retryable=True)
-    return CallFailed(message)
 
 
 _FRAMEWORK_BASES: dict[str, tuple[tuple[str, str], ...]] = {

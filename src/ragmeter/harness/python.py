@@ -6,8 +6,9 @@ signature has a ``k`` parameter (or ``**kwargs``). It returns the output
 contract. Plain functions run on their own thread (several at once, up to the
 suite's ``concurrency``); ``async def`` functions run on the event loop.
 
-Exceptions it raises are recorded per question as ``"Type: message"``;
-``ConnectionError`` (and subclasses) are retried like network failures.
+Exceptions it raises are recorded per question as ``"Type: message"``, as the http
+system records its failures (:func:`~ragmeter.harness.calls.call_failure`): connection
+errors and HTTP 429 / 5xx of the clients it uses are retried, a timeout is a timeout.
 
 >>> import_function("json:dumps", python_path=[])({"a": 1})
 '{"a": 1}'
@@ -22,7 +23,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from ragmeter.harness.calls import CallFailed, call_in_thread, describe_exception, sample_dict
+from ragmeter.harness.calls import CallFailed, call_failure, call_in_thread, describe_exception, sample_dict
 from ragmeter.harness.suite import PythonSystem
 from ragmeter.schema.samples import Sample
 
@@ -112,4 +113,4 @@ class PythonAdapter:
         except CallFailed:
             raise
         except Exception as exc:
-            raise CallFailed(describe_exception(exc), retryable=isinstance(exc, ConnectionError)) from None
+            raise call_failure(exc) from None
