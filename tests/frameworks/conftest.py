@@ -82,7 +82,7 @@ def _reply(request: dict[str, Any]) -> Any:
     if "FAIL-500" in text:
         return chat_server.server_error()
     if "HANG" in text:
-        return chat_server.hang(2.0, then=chat_server.ok("late"))
+        return chat_server.hang(8.0, then=chat_server.ok("late"))
     return chat_server.Reply(content="See the notes.", usage=(52, 7), model="scripted-model")
 
 
