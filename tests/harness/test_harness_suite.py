@@ -63,7 +63,7 @@ def test_harness_suite_defaults_and_paths(tmp_path: Path, monkeypatch: pytest.Mo
         (GOOD + "timeout_seconds: -1\n", "{path}:9: timeout_seconds: Input should be greater than 0"),
         (
             GOOD.replace("type: http", "type: htp"),
-            "{path}:4: system.type: unknown system type 'htp' (expected one of: http, python, builtin)",
+            "{path}:4: system.type: unknown system type 'htp' (expected one of: http, python, builtin, langchain, llamaindex, haystack, dspy)",
         ),
         (
             GOOD.replace("  url: http://127.0.0.1:9/ask\n", ""),

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Annotated, Any
 
 from pydantic import (
+    AfterValidator,
     BaseModel,
     BeforeValidator,
     ConfigDict,
@@ -28,6 +29,8 @@ from pydantic import (
     field_validator,
     model_validator,
 )
+
+from ragmeter.dedup.domain_id import normalise_domain_id
 
 SCHEMA_PATH = Path(__file__).with_name("trace.schema.json")
 """Where the JSON Schema of :class:`Trace` is shipped inside the package."""
@@ -48,13 +51,16 @@ IdText = Annotated[
 ]
 """An id: a string, or an integer read as its decimal text."""
 
+DomainIdText = Annotated[IdText, AfterValidator(normalise_domain_id)]
+"""A domain-specific id, in its one spelling (DOIs lower-cased, arXiv ids without a version)."""
+
 
 class SearchResult(BaseModel):
     """One result of a search, in rank order. Other fields (score, date, …) are ignored."""
 
     model_config = ConfigDict(extra="ignore", strict=True)
 
-    domain_id: IdText | None = Field(
+    domain_id: DomainIdText | None = Field(
         default=None,
         description="domain-specific id (DOI, arXiv id, product SKU, …); wins over 'id' for deduplication",
     )
@@ -105,7 +111,7 @@ class ResultRef(BaseModel):
 
     model_config = ConfigDict(extra="forbid", strict=True)
 
-    domain_id: IdText | None = None
+    domain_id: DomainIdText | None = None
     id: IdText | None = None
     url: str | None = None
 

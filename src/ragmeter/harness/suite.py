@@ -38,6 +38,14 @@ from pydantic import (
 )
 
 from ragmeter.errors import ConfigError, InputError, MetricNameError
+from ragmeter.harness.framework_suite import (
+    FRAMEWORK_SYSTEMS,
+    DspySystem,
+    HaystackSystem,
+    LangchainSystem,
+    LlamaIndexSystem,
+    MetadataMapping,
+)
 from ragmeter.harness.templates import (
     PLACEHOLDER,
     TemplateError,
@@ -199,7 +207,16 @@ class BuiltinSystem(BaseModel):
         return settings
 
 
-SystemSpec = Annotated[HttpSystem | PythonSystem | BuiltinSystem, Field(discriminator="type")]
+SystemSpec = Annotated[
+    HttpSystem
+    | PythonSystem
+    | BuiltinSystem
+    | LangchainSystem
+    | LlamaIndexSystem
+    | HaystackSystem
+    | DspySystem,
+    Field(discriminator="type"),
+]
 
 
 class Suite(BaseModel):
@@ -316,6 +333,7 @@ _SYSTEM_MODELS: dict[str, type[BaseModel]] = {
     "http": HttpSystem,
     "python": PythonSystem,
     "builtin": BuiltinSystem,
+    **FRAMEWORK_SYSTEMS,
 }
 
 
@@ -324,6 +342,8 @@ def _model_at(data: Any, parent: Sequence[str | int]) -> type[BaseModel] | None:
         return Suite
     if list(parent) == ["system"] and isinstance(data, dict) and isinstance(data.get("system"), dict):
         return _SYSTEM_MODELS.get(str(data["system"].get("type")))
+    if list(parent) == ["system", "metadata"]:
+        return MetadataMapping
     return None
 
 

@@ -21,6 +21,7 @@ from ragmeter.errors import ConfigError, InputError, RagmeterError
 from ragmeter.executors.base import Executor, use_executor
 from ragmeter.harness.adapters import make_adapter
 from ragmeter.harness.calls import Adapter, question_of
+from ragmeter.harness.framework_suite import HaystackSystem
 from ragmeter.harness.journal import OUTPUTS_FILENAME, JournalState, OutputsJournal, read_journal
 from ragmeter.harness.progress import make_progress
 from ragmeter.harness.remote import RemoteAdapter
@@ -32,7 +33,7 @@ from ragmeter.harness.results_folder import (
     read_previous_config,
     resolved_suite,
 )
-from ragmeter.harness.runner import ProgressSink, RunAborted, RunSettings, RunSummary, run_calls
+from ragmeter.harness.runner import ProgressSink, RunAborted, RunSettings, RunSummary, call_all
 from ragmeter.harness.suite import (
     BuiltinSystem,
     HttpSystem,
@@ -75,6 +76,12 @@ def _check_questions(loaded: LoadedSuite, samples: Sequence[Sample]) -> None:
     system = loaded.suite.system
     if isinstance(system, PythonSystem) or (isinstance(system, HttpSystem) and not system.uses_question()):
         return  # the system gets the whole sample (or the fields its templates name)
+    if (
+        isinstance(system, HaystackSystem)
+        and system.inputs is not None
+        and "question" not in str(system.inputs)
+    ):
+        return  # the pipeline's inputs name other fields of the sample
     for sample in samples:
         if question_of(sample) is None:
             raise InputError(
@@ -122,27 +129,6 @@ def _evaluate(
         judge=loaded.suite.judge,
         judge_log=outputs.parent / "judge_log.jsonl" if judged else None,
     )
-
-
-async def _call_all(
-    adapter: Adapter,
-    pending: Sequence[Sample],
-    *,
-    settings: RunSettings,
-    journal: OutputsJournal,
-    progress: ProgressSink,
-    total: int,
-    done: int,
-) -> RunSummary:
-    await adapter.start()
-    try:
-        progress.start(total, done)
-        try:
-            return await run_calls(pending, adapter, settings=settings, journal=journal, progress=progress)
-        finally:
-            progress.stop()
-    finally:
-        await adapter.aclose()
 
 
 def run_suite(
@@ -238,7 +224,7 @@ def run_suite(
         with OutputsJournal(outputs_path) as journal:
             if pending:
                 summary = asyncio.run(
-                    _call_all(
+                    call_all(
                         adapter,
                         pending,
                         settings=settings,
