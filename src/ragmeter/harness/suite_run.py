@@ -18,6 +18,7 @@ from typing import Any
 
 from ragmeter.config import RagmeterConfig, load_config
 from ragmeter.errors import ConfigError, InputError, RagmeterError
+from ragmeter.evaluation.dataset_inputs import check_no_embedded_outputs
 from ragmeter.executors.base import Executor, use_executor
 from ragmeter.harness.adapters import make_adapter
 from ragmeter.harness.calls import Adapter, question_of
@@ -175,6 +176,12 @@ def run_suite(
     suite = loaded.suite
     samples = load_dataset(loaded.dataset_path)
     _check_questions(loaded, samples)
+    check_no_embedded_outputs(
+        samples,
+        where=str(loaded.dataset_path),
+        other="the system under test",
+        fix="score the embedded outputs with 'ragmeter eval'",
+    )
     cfg, _ = load_config(config)
     default_k = suite.k or cfg.metrics.retrieval.default_k
     settings = RunSettings(
