@@ -95,7 +95,8 @@ def describe_validation_error(exc: ValidationError, model: type[BaseModel] | Non
 
     An unknown key says so and suggests the closest known one (when ``model`` is given).
     """
-    err = exc.errors()[0]
+    errors = exc.errors()
+    err = next((e for e in errors if e["type"] == "extra_forbidden"), errors[0])  # a typo explains the rest
     loc = ".".join(str(part) for part in err["loc"] if part != "__root__")
     msg = str(err["msg"]).removeprefix("Value error, ")
     if err["type"] == "extra_forbidden":

@@ -60,6 +60,7 @@ from ragmeter.errors import ConfigError
 from ragmeter.io.records import read_structured
 from ragmeter.judges.config import Price
 from ragmeter.mining.designs import BayesDesign, FixedDesign
+from ragmeter.schema.urls import check_http_url
 
 NAME_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.-]*$"
 
@@ -116,9 +117,7 @@ class LLMSolverSpec(BaseModel):
     @field_validator("base_url")
     @classmethod
     def _url(cls, value: str) -> str:
-        if not value.startswith(("http://", "https://")):
-            raise ValueError(f"must start with http:// or https://, got {value!r}")
-        return value.rstrip("/")
+        return check_http_url(value).rstrip("/")
 
 
 class PythonSolverSpec(BaseModel):
