@@ -10,6 +10,7 @@ from rich.console import Console
 from rich.markup import escape
 
 from ragmeter.cli import app
+from ragmeter.cli.options import finite
 from ragmeter.cli.run_cmd import ExecutorOption, RayAddressOption
 from ragmeter.errors import ConfigError
 
@@ -121,7 +122,12 @@ def eval_command(
     k: Annotated[int | None, typer.Option("-k", min=1, help="Cutoff for metrics named without @k.")] = None,
     relevance_level: Annotated[
         float | None,
-        typer.Option("--relevance-level", "-l", help="Minimum gain counted as relevant (binary metrics)."),
+        typer.Option(
+            "--relevance-level",
+            "-l",
+            help="Minimum gain counted as relevant (binary metrics).",
+            callback=finite,
+        ),
     ] = None,
     config: Annotated[
         Path | None, typer.Option("--config", help="Config file (default: ./ragmeter.yaml).")
@@ -192,6 +198,7 @@ def eval_command(
             "--max-cost",
             metavar="USD",
             help="Stop judging before spending more than this; what was judged is kept.",
+            callback=finite,
         ),
     ] = None,
     no_judge: Annotated[

@@ -12,6 +12,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from ragmeter.cli import app
+from ragmeter.cli.options import finite
 
 cache_app = typer.Typer(
     name="cache",
@@ -158,7 +159,11 @@ def calibrate_bertscore_command(
     min_precision: Annotated[
         float | None,
         typer.Option(
-            "--min-precision", min=0.0, max=1.0, help="Pick the best recall at this precision (else best F1)."
+            "--min-precision",
+            min=0.0,
+            max=1.0,
+            help="Pick the best recall at this precision (else best F1).",
+            callback=finite,
         ),
     ] = None,
     config: ConfigOption = None,

@@ -14,6 +14,7 @@ from rich.console import Console
 from rich.table import Table
 
 from ragmeter.cli import app
+from ragmeter.cli.options import finite
 from ragmeter.cli.run_cmd import ExecutorOption, RayAddressOption, executor_note
 from ragmeter.errors import ConfigError
 
@@ -82,7 +83,8 @@ def mine_run(
         typer.Option("--screen", min=0, max=20, help="bayes: up to K all-docs and K no-docs trials first."),
     ] = None,
     tau: Annotated[
-        float | None, typer.Option("--tau", help="bayes: posterior needed to stop and say YES (0.9).")
+        float | None,
+        typer.Option("--tau", help="bayes: posterior needed to stop and say YES (0.9).", callback=finite),
     ] = None,
     unsafe_no_sandbox: Annotated[
         bool,
@@ -193,6 +195,7 @@ def mine_analyze(
             min=0,
             max=1,
             help="Query-term overlap below which a miss is a vocabulary mismatch.",
+            callback=finite,
         ),
     ] = 0.25,
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object instead of tables.")] = False,

@@ -214,6 +214,7 @@ def compare_results(
         names = _requested_names(metrics, list(dict.fromkeys([*base_names, *cand_names])))
     else:
         names = [n for n in base_names if n in cand_set]
+    _check_something_to_compare(shared, names, baseline, candidate, baseline_label, candidate_label)
     notes: list[str] = []
     if only_b or only_c:
         notes.append(
@@ -260,6 +261,29 @@ def compare_results(
         baseline_aggregate=dict(baseline.aggregate),
         candidate_aggregate=dict(candidate.aggregate),
     )
+
+
+def _check_something_to_compare(
+    shared: list[str],
+    names: list[str],
+    baseline: EvalResult,
+    candidate: EvalResult,
+    baseline_label: str,
+    candidate_label: str,
+) -> None:
+    """No shared query, or no shared metric, is an error: a comparison of nothing shows nothing."""
+    from ragmeter.errors import InputError
+
+    if not shared:
+        raise InputError(
+            f"{baseline_label} ({len(baseline.per_query)} queries) and {candidate_label} "
+            f"({len(candidate.per_query)} queries) share no query: nothing to compare"
+        )
+    if not names:
+        raise InputError(
+            f"{baseline_label} ({', '.join(_all_names(baseline)) or 'no metric'}) and {candidate_label} "
+            f"({', '.join(_all_names(candidate)) or 'no metric'}) share no metric: nothing to compare"
+        )
 
 
 def _all_names(result: EvalResult) -> list[str]:

@@ -46,26 +46,6 @@ def _fmt(value: Any) -> str:
     return str(value)
 
 
-def _read_jsonl(path: Path, limit: int) -> tuple[list[dict[str, Any]], int]:
-    rows: list[dict[str, Any]] = []
-    total = 0
-    if not path.is_file():
-        return rows, 0
-    with path.open(encoding="utf-8") as handle:
-        for line in handle:
-            if not line.strip():
-                continue
-            total += 1
-            if len(rows) < limit:
-                try:
-                    value = json.loads(line)
-                except json.JSONDecodeError:
-                    continue
-                if isinstance(value, dict):
-                    rows.append(value)
-    return rows, total
-
-
 def _summary_rows(metrics: dict[str, Any]) -> list[dict[str, Any]]:
     info = metrics.get("provenance", {}).get("metrics", {})
     reliability = metrics.get("judge_reliability") or {}
@@ -180,14 +160,12 @@ def _drilldown(rows: list[dict[str, Any]], metric_names: list[str]) -> list[dict
 
 def render_report(results_dir: str | Path, *, history: Sequence[HistoryEntry] | None = None) -> str:
     """Render a results folder as one HTML page (returned as a string)."""
-    loaded = load_results(results_dir)
+    loaded = load_results(results_dir, max_rows=MAX_DRILLDOWN)
     metrics = loaded.metrics
     summary = _summary_rows(metrics)
     names = [r["name"] for r in summary]
-    if loaded.rows is not None:
-        rows, total = loaded.rows[:MAX_DRILLDOWN], len(loaded.rows)
-    else:
-        rows, total = _read_jsonl(loaded.path / "per_query.jsonl", MAX_DRILLDOWN)
+    all_rows = loaded.rows or []
+    rows, total = all_rows[:MAX_DRILLDOWN], loaded.n_rows if loaded.n_rows is not None else len(all_rows)
     extra = {
         k: v for k, v in metrics.items() if k not in KNOWN_KEYS and k not in {"judge_reliability", "agentic"}
     }
