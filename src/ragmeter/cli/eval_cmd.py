@@ -250,6 +250,10 @@ def eval_command(
     if no_judge and judge_options:
         raise ConfigError(f"--no-judge cannot be combined with {', '.join(judge_options)}")
     dims = parse_breakdowns(breakdowns)  # checked before any work
+    if record or history is not None:
+        from ragmeter.report.history import check_history
+
+        check_history(history)
     runner = None
     if executor != "local" or ray_address is not None:
         from ragmeter.executors import make_executor

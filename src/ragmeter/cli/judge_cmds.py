@@ -76,10 +76,10 @@ def cache_stats_command(
     from ragmeter.judges.cache import JudgeCache
 
     file = _cache_path(path, config)
-    if not file.is_file():
+    if not file.exists():
         stats: dict[str, Any] = {"path": str(file), "entries": 0, "hits": 0, "size_bytes": 0, "by_judge": []}
     else:
-        cache = JudgeCache(file)
+        cache = JudgeCache(file, write=False)
         try:
             stats = cache.stats()
         finally:

@@ -275,6 +275,6 @@ def report_command(
     from ragmeter.report.html import write_report
 
     history_path = db or default_history_path()
-    history = load_history(history_path) if history_path.is_file() else None
+    history = load_history(history_path) if history_path.exists() else None
     path = write_report(results_dir, out, history=history)
     typer.echo(f"wrote {path}")

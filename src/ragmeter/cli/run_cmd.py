@@ -83,6 +83,10 @@ def run_command(
     from ragmeter.harness.suite_run import run_suite
 
     dims = parse_breakdowns(breakdowns)  # checked before any work
+    if record or report:
+        from ragmeter.report.history import check_history
+
+        check_history(history)
     runner = make_executor(executor, address=ray_address)
 
     err = Console(stderr=True, highlight=False, soft_wrap=True)
@@ -128,7 +132,7 @@ def run_command(
         from ragmeter.report.html import write_report
 
         db = history or default_history_path()
-        page = write_report(outcome.results_dir, history=load_history(db) if db.is_file() else None)
+        page = write_report(outcome.results_dir, history=load_history(db) if db.exists() else None)
         note(f"report: {page}")
     written = [name for name in RUN_FILES if (outcome.results_dir / name).is_file()]
     note(f"results: {outcome.results_dir}/ ({', '.join(written)})")

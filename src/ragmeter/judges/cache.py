@@ -27,10 +27,13 @@ from pathlib import Path
 from typing import Any
 
 from ragmeter.errors import ConfigError
+from ragmeter.io.databases import database_kind, open_database
 
 CACHE_SCHEMA_VERSION = 1
 
-_SCHEMA = """
+JUDGE_CACHE = database_kind(
+    "judge cache",
+    """
 CREATE TABLE IF NOT EXISTS judgements (
     key TEXT PRIMARY KEY,
     judge TEXT NOT NULL,
@@ -44,7 +47,10 @@ CREATE TABLE IF NOT EXISTS judgements (
     record TEXT NOT NULL
 );
 CREATE TABLE IF NOT EXISTS meta (name TEXT PRIMARY KEY, value TEXT NOT NULL);
-"""
+""",
+    version=CACHE_SCHEMA_VERSION,
+)
+"""The judge cache database (opened through :mod:`ragmeter.io.databases`, which refuses any other file)."""
 
 
 def normalise_endpoint(base_url: str) -> str:
@@ -101,26 +107,22 @@ class JudgeCache:
     ({'parsed': {'score': 5}}, 1, 1)
     """
 
-    def __init__(self, path: str | Path) -> None:
+    def __init__(self, path: str | Path, *, write: bool = True) -> None:
         self.path = Path(path)
-        try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            self._conn = sqlite3.connect(str(self.path), timeout=30, check_same_thread=False)
-            # WAL: readers never block the writer, and commits need no fsync each (crash-safe still)
-            self._conn.execute("PRAGMA journal_mode=WAL")
-            self._conn.execute("PRAGMA synchronous=NORMAL")
-            self._conn.executescript(_SCHEMA)
-            self._conn.execute(
-                "INSERT OR IGNORE INTO meta(name, value) VALUES ('schema_version', ?)",
-                (str(CACHE_SCHEMA_VERSION),),
-            )
-            self._conn.commit()
-        except sqlite3.DatabaseError as exc:
-            raise ConfigError(f"cannot open the judge cache ({exc})", where=str(self.path)) from None
-        except OSError as exc:
-            raise ConfigError(
-                f"cannot create the judge cache ({exc.strerror})", where=str(self.path)
-            ) from None
+        self._conn = open_database(self.path, JUDGE_CACHE, write=write, timeout=30, check_same_thread=False)
+        if write:
+            try:
+                # WAL: readers never block the writer, and commits need no fsync each (crash-safe still)
+                self._conn.execute("PRAGMA journal_mode=WAL")
+                self._conn.execute("PRAGMA synchronous=NORMAL")
+                self._conn.execute(
+                    "INSERT OR IGNORE INTO meta(name, value) VALUES ('schema_version', ?)",
+                    (str(CACHE_SCHEMA_VERSION),),
+                )
+                self._conn.commit()
+            except sqlite3.DatabaseError as exc:
+                self._conn.close()
+                raise ConfigError(f"cannot open the judge cache ({exc})", where=str(self.path)) from None
         self._lock = threading.Lock()
 
     def get(self, key: str) -> dict[str, Any] | None:

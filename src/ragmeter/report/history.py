@@ -17,13 +17,13 @@ from __future__ import annotations
 
 import json
 import os
-import sqlite3
 from contextlib import closing
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
 from ragmeter.errors import InputError
+from ragmeter.io.databases import check_database, database_kind, open_database
 from ragmeter.results import EvalResult
 
 DEFAULT_HISTORY_PATH = Path(".ragmeter") / "history.sqlite"
@@ -35,8 +35,9 @@ def default_history_path() -> Path:
     return Path(os.environ.get(HISTORY_ENV) or DEFAULT_HISTORY_PATH)
 
 
-_SCHEMA_VERSION = 1
-_SCHEMA = """
+HISTORY = database_kind(
+    "run history",
+    """
 CREATE TABLE IF NOT EXISTS runs (
     id INTEGER PRIMARY KEY AUTOINCREMENT,
     created_at TEXT NOT NULL,
@@ -54,7 +55,10 @@ CREATE TABLE IF NOT EXISTS metric_values (
     n_scored INTEGER,
     PRIMARY KEY (run_id, metric)
 );
-"""
+""",
+    version=1,
+)
+"""The history database (opened through :mod:`ragmeter.io.databases`, which refuses any other file)."""
 
 
 @dataclass(frozen=True)
@@ -70,21 +74,9 @@ class HistoryEntry:
     aggregate: dict[str, float | None]
 
 
-def _connect(db: Path) -> sqlite3.Connection:
-    try:
-        db.parent.mkdir(parents=True, exist_ok=True)
-        conn = sqlite3.connect(db)
-        version = conn.execute("PRAGMA user_version").fetchone()[0]
-        if version not in (0, _SCHEMA_VERSION):
-            conn.close()
-            raise InputError(
-                f"history database schema {version} is newer than this ragmeter reads", where=str(db)
-            )
-        conn.executescript(_SCHEMA)
-        conn.execute(f"PRAGMA user_version = {_SCHEMA_VERSION}")
-        return conn
-    except sqlite3.DatabaseError as exc:
-        raise InputError(f"not a usable history database ({exc})", where=str(db)) from None
+def check_history(db: Path | None = None) -> None:
+    """Refuse, before any work, a history path that :func:`record_run` would refuse (nothing is written)."""
+    check_database(db or default_history_path(), HISTORY)
 
 
 def record_run(
@@ -98,7 +90,7 @@ def record_run(
     """Append one run's aggregates to the history (default :func:`default_history_path`); return its id."""
     db = db or default_history_path()
     created = str(result.provenance.get("created_at") or datetime.now(UTC).isoformat(timespec="seconds"))
-    with closing(_connect(db)) as conn, conn:
+    with closing(open_database(db, HISTORY, write=True)) as conn, conn:
         cur = conn.execute(
             "INSERT INTO runs (created_at, label, source, git_revision, ragmeter_version, n_queries, aggregate_json)"
             " VALUES (?, ?, ?, ?, ?, ?, ?)",
@@ -123,11 +115,11 @@ def record_run(
 def load_history(db: Path | None = None, *, last: int | None = None) -> list[HistoryEntry]:
     """Recorded runs, oldest first (the ``last`` N when given)."""
     db = db or default_history_path()
-    if not db.is_file():
+    if not db.exists():
         raise InputError(
             "no history database here yet (record one with 'ragmeter run' or 'eval --record')", where=str(db)
         )
-    with closing(_connect(db)) as conn:
+    with closing(open_database(db, HISTORY, write=False)) as conn:
         rows = conn.execute(
             "SELECT id, created_at, label, source, git_revision, n_queries, aggregate_json FROM runs ORDER BY id"
         ).fetchall()

@@ -1,0 +1,184 @@
+"""Every SQLite database of ragmeter (the run history, the judge cache) is opened here, and only here.
+
+ragmeter marks its own databases: ``PRAGMA application_id`` is :data:`APPLICATION_ID` (``RGMT``)
+and ``PRAGMA user_version`` is the schema version of that kind of database. Opening a path:
+
+* missing, an empty file, or a SQLite database with no table and no marks: a new database
+  (created, marked and given its tables when opened for writing);
+* marked by ragmeter, holding the tables of this kind at a schema this ragmeter reads: opened;
+* unmarked but holding exactly this kind's tables and columns: a ragmeter database from before
+  the marks; read as it is, and marked the first time it is opened for writing;
+* anything else is refused with one line, before anything is written: a file that is not
+  SQLite, another program's database, the other kind of ragmeter database, a newer schema, a
+  folder. ragmeter never adds its tables to a database that is not its own.
+
+>>> import tempfile, pathlib
+>>> kind = DatabaseKind("demo store", "CREATE TABLE IF NOT EXISTS t (a TEXT);", version=1)
+>>> path = pathlib.Path(tempfile.mkdtemp()) / "demo.sqlite"
+>>> conn = open_database(path, kind, write=True)
+>>> conn.execute("PRAGMA application_id").fetchone()[0] == APPLICATION_ID, conn.execute("PRAGMA user_version").fetchone()
+(True, (1,))
+>>> conn.close()
+>>> other = pathlib.Path(tempfile.mkdtemp()) / "app.db"
+>>> sqlite3.connect(other).execute("CREATE TABLE customers (id INTEGER)").connection.close()
+>>> open_database(other, kind, write=True)
+Traceback (most recent call last):
+...
+ragmeter.errors.InputError: ...app.db: another program's SQLite database (tables: customers), not a ragmeter demo store; ragmeter leaves it alone: give another path
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from dataclasses import dataclass
+from functools import cached_property
+from pathlib import Path
+from typing import Any
+
+from ragmeter.errors import InputError
+
+APPLICATION_ID = 0x52474D54
+"""``PRAGMA application_id`` of every ragmeter database: the bytes ``RGMT``."""
+
+SQLITE_HEADER = b"SQLite format 3\x00"
+
+
+@dataclass(frozen=True)
+class DatabaseKind:
+    """One kind of ragmeter database: its name in messages, its tables, and its schema version."""
+
+    name: str
+    schema: str
+    """``CREATE TABLE IF NOT EXISTS`` statements for every table."""
+    version: int
+    """``PRAGMA user_version`` of this schema."""
+
+    @cached_property
+    def tables(self) -> dict[str, tuple[str, ...]]:
+        """Table → column names, as :attr:`schema` creates them."""
+        conn = sqlite3.connect(":memory:")
+        try:
+            conn.executescript(self.schema)
+            return _tables(conn)
+        finally:
+            conn.close()
+
+
+KINDS: list[DatabaseKind] = []
+"""The kinds registered with :func:`database_kind` (to say "this is the judge cache, not the history")."""
+
+
+def database_kind(name: str, schema: str, *, version: int) -> DatabaseKind:
+    """Declare a kind of ragmeter database (once, at import of the module that owns it)."""
+    kind = DatabaseKind(name, schema, version)
+    KINDS.append(kind)
+    return kind
+
+
+def _tables(conn: sqlite3.Connection) -> dict[str, tuple[str, ...]]:
+    names = [
+        str(row[0])
+        for row in conn.execute(
+            "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\'"
+        )
+    ]
+    return {
+        name: tuple(str(col[1]) for col in conn.execute(f"PRAGMA table_info({_quote(name)})"))
+        for name in sorted(names)
+    }
+
+
+def _quote(name: str) -> str:
+    return '"' + name.replace('"', '""') + '"'
+
+
+def _refuse(path: Path, message: str) -> InputError:
+    return InputError(message, where=str(path))
+
+
+def _check_file(path: Path, kind: DatabaseKind) -> bool:
+    """Whether ``path`` holds data; a folder or a file that is not SQLite is refused."""
+    if path.is_dir():
+        raise _refuse(path, f"is a directory, expected a {kind.name} file (.sqlite)")
+    if not path.exists():
+        return False
+    try:
+        with path.open("rb") as handle:
+            head = handle.read(len(SQLITE_HEADER))
+    except OSError as exc:
+        raise _refuse(path, f"cannot read it ({exc.strerror})") from None
+    if not head:
+        return False
+    if head != SQLITE_HEADER:
+        raise _refuse(path, f"not a SQLite database, so not a ragmeter {kind.name}; give another path")
+    return True
+
+
+def _identify(path: Path, conn: sqlite3.Connection, kind: DatabaseKind) -> bool:
+    """Check that ``conn`` is a database of ``kind``; return whether it still needs its marks."""
+    app_id = int(conn.execute("PRAGMA application_id").fetchone()[0])
+    version = int(conn.execute("PRAGMA user_version").fetchone()[0])
+    tables = _tables(conn)
+    if app_id == APPLICATION_ID:
+        if version > kind.version:
+            raise _refuse(
+                path,
+                f"written by a newer ragmeter ({kind.name} schema {version}; this one reads up to "
+                f"{kind.version}); upgrade ragmeter",
+            )
+        if tables and set(tables) != set(kind.tables):
+            other = next((k for k in KINDS if set(k.tables) == set(tables)), None)
+            what = f"a ragmeter {other.name}" if other else "a ragmeter database of another kind"
+            raise _refuse(path, f"this is {what}, not a {kind.name}; give another path")
+        return not tables
+    if app_id == 0 and not tables and version == 0:
+        return True  # an empty database: nothing of anyone's to damage
+    if app_id == 0 and tables == kind.tables and version in (0, kind.version):
+        return True  # ours, from before the marks
+    names = ", ".join(tables) or "none"
+    owner = f"application id {app_id:#x}, " if app_id else ""
+    raise _refuse(
+        path,
+        f"another program's SQLite database ({owner}tables: {names}), not a ragmeter {kind.name}; "
+        "ragmeter leaves it alone: give another path",
+    )
+
+
+def check_database(path: Path, kind: DatabaseKind) -> None:
+    """Refuse ``path`` now, before any work, if :func:`open_database` would refuse it; nothing is written."""
+    if _check_file(path, kind):
+        open_database(path, kind, write=False).close()
+
+
+def open_database(path: Path, kind: DatabaseKind, *, write: bool, **connect: Any) -> sqlite3.Connection:
+    """Open the ragmeter database of ``kind`` at ``path`` (see the module docstring for what is refused).
+
+    ``write=True`` creates a missing file (and its folder), the tables, and the marks;
+    ``write=False`` changes nothing (a missing file is an :class:`InputError`).
+    ``connect`` goes to :func:`sqlite3.connect` (``timeout``, ``check_same_thread``).
+    """
+    has_data = _check_file(path, kind)
+    if not has_data and not write:
+        raise _refuse(path, f"no {kind.name} here")
+    try:
+        if write:
+            path.parent.mkdir(parents=True, exist_ok=True)
+        conn = sqlite3.connect(str(path), **connect)
+    except (OSError, sqlite3.Error) as exc:
+        raise _refuse(path, f"cannot open the {kind.name} ({exc})") from None
+    try:
+        unmarked = _identify(path, conn, kind)
+        if unmarked and not write and not _tables(conn):
+            raise _refuse(path, f"no {kind.name} here (an empty database)")
+        if write and unmarked:
+            conn.executescript(kind.schema)
+            conn.execute(f"PRAGMA application_id = {APPLICATION_ID}")
+            conn.execute(f"PRAGMA user_version = {kind.version}")
+            conn.commit()
+    except sqlite3.DatabaseError as exc:
+        conn.close()
+        raise _refuse(path, f"not a usable {kind.name} ({exc})") from None
+    except BaseException:
+        conn.close()
+        raise
+    return conn
