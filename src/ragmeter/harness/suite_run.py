@@ -30,7 +30,7 @@ from ragmeter.harness.results_folder import (
     INDEX_STATS_FILENAME,
     claim_results_dir,
     provenance,
-    read_previous_config,
+    read_config_to_resume,
     resolved_suite,
     write_json_atomic,
 )
@@ -207,7 +207,7 @@ def run_suite(
     keep = [loaded.dataset_path]
     if isinstance(suite.system, BuiltinSystem):
         keep.append(loaded.resolve(suite.system.vault))
-    previous = read_previous_config(folder) if resume else None
+    previous = read_config_to_resume(folder) if resume and folder.is_dir() else None
     continuing = claim_results_dir(folder, resume=resume, fresh=fresh, suite_path=loaded.path, keep=keep)
     outputs_path = folder / OUTPUTS_FILENAME
     state = read_journal(outputs_path, repair=True) if continuing else JournalState()
