@@ -83,7 +83,10 @@ def load_config(
         path = candidate
     path = Path(path)
     if not path.is_file():
-        raise ConfigError("config file not found", where=str(path))
+        raise ConfigError(
+            "is a directory, expected a config file" if path.is_dir() else "config file not found",
+            where=str(path),
+        )
     data = read_structured(path)
     if data is None:
         data = {}

@@ -10,7 +10,7 @@ from rich.console import Console
 from rich.markup import escape
 
 from ragmeter.cli import app
-from ragmeter.cli.options import finite
+from ragmeter.cli.options import finite, output_file, output_folder
 from ragmeter.cli.run_cmd import ExecutorOption, RayAddressOption
 from ragmeter.errors import ConfigError
 
@@ -150,7 +150,8 @@ def eval_command(
         typer.Option("--history", help="History database for --record (default .ragmeter/history.sqlite)."),
     ] = None,
     out: Annotated[
-        Path | None, typer.Option("--out", help="Write metrics.json and per_query.jsonl here.")
+        Path | None,
+        typer.Option("--out", help="Write metrics.json and per_query.jsonl here.", callback=output_folder),
     ] = None,
     trec_compat: Annotated[
         bool,
@@ -207,7 +208,9 @@ def eval_command(
     judge_log: Annotated[
         Path | None,
         typer.Option(
-            "--judge-log", help="Resumable judge log, JSON Lines (default: judge_log.jsonl in --out)."
+            "--judge-log",
+            help="Resumable judge log, JSON Lines (default: judge_log.jsonl in --out).",
+            callback=output_file,
         ),
     ] = None,
     reliability: Annotated[

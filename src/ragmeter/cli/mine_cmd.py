@@ -14,7 +14,7 @@ from rich.console import Console
 from rich.table import Table
 
 from ragmeter.cli import app
-from ragmeter.cli.options import finite
+from ragmeter.cli.options import finite, output_file, output_folder
 from ragmeter.cli.run_cmd import ExecutorOption, RayAddressOption, executor_note
 from ragmeter.errors import ConfigError
 
@@ -50,9 +50,9 @@ app.add_typer(mine_app, name="mine")
 @mine_app.command("run")
 def mine_run(
     registry: Annotated[Path, typer.Argument(help="Benchmark registry (YAML or JSON).", show_default=False)],
-    out: Annotated[Path, typer.Option("--out", "-o", help="The mined dataset (YAML).")] = Path(
-        "retrieval_dataset.yaml"
-    ),
+    out: Annotated[
+        Path, typer.Option("--out", "-o", help="The mined dataset (YAML).", callback=output_file)
+    ] = Path("retrieval_dataset.yaml"),
     resume: Annotated[
         bool, typer.Option("--resume", help="Continue from the trial logs: no trial is run twice.")
     ] = False,
@@ -103,7 +103,10 @@ def mine_run(
         ),
     ] = None,
     trials_dir: Annotated[
-        Path | None, typer.Option("--trials-dir", help="Where the trial logs go (default: <out>.trials/).")
+        Path | None,
+        typer.Option(
+            "--trials-dir", help="Where the trial logs go (default: <out>.trials/).", callback=output_folder
+        ),
     ] = None,
     quiet: Annotated[
         bool, typer.Option("--quiet", "-q", help="No progress bar; one line per question.")

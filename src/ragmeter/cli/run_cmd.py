@@ -9,6 +9,7 @@ import typer
 from rich.console import Console
 
 from ragmeter.cli import app
+from ragmeter.cli.options import output_folder
 from ragmeter.errors import ConfigError
 
 ExecutorOption = Annotated[
@@ -47,7 +48,9 @@ def run_command(
     ] = False,
     results_dir: Annotated[
         Path | None,
-        typer.Option("--results-dir", help="Write here instead of the suite's results_dir."),
+        typer.Option(
+            "--results-dir", help="Write here instead of the suite's results_dir.", callback=output_folder
+        ),
     ] = None,
     config: Annotated[
         Path | None, typer.Option("--config", help="Config file (default: ./ragmeter.yaml).")

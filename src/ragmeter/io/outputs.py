@@ -128,21 +128,35 @@ OUTPUT_SHAPES: tuple[OutputShape, ...] = (
 """Every shape of outputs ragmeter reads, tried in order: the first whose detector claims the data reads it."""
 
 
+def _kind(value: Any) -> str:
+    """``null``, ``a number``, ``a text``, ``a list`` or ``an object``: a JSON value's kind, for messages."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, (int, float)):
+        return "a number"
+    if isinstance(value, str):
+        return "a text"
+    return "a list" if isinstance(value, (list, tuple)) else "an object"
+
+
 def _what_it_looks_like(source: OutputsSource) -> str:
     """A short description of data no shape claims, for the error message."""
     if source.records is not None:
         first = source.records[0].value if source.records else None
-        keys = ", ".join(repr(k) for k in list(first)[:3]) if isinstance(first, dict) else ""
-        return f"its first line is {'an object with keys ' + keys if keys else type(first).__name__}"
+        if isinstance(first, dict):
+            return f"its first line is an object with keys {', '.join(repr(k) for k in list(first)[:3])}"
+        return f"its first line is {_kind(first)}"
     data = source.data
     if isinstance(data, Mapping):
         values = list(data.values())
         if all(isinstance(v, Mapping) and v and all(_is_number(s) for s in v.values()) for v in values):
             return "it looks like a ranx/pytrec_eval run {qid: {docid: score}}"
-        return f"its values are {type(values[0]).__name__}s, not outputs"
-    if isinstance(data, list):
+        return f"its first value is {_kind(values[0])}, not an output"
+    if isinstance(data, (list, tuple)):
         return "it is a list (outputs are keyed by sample id)"
-    return f"it is a {type(data).__name__}"
+    return f"it is {_kind(data)}"
 
 
 def _is_number(value: Any) -> bool:

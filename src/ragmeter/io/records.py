@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import difflib
 import json
+import typing
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
@@ -86,7 +87,8 @@ def _known_fields(model: type[BaseModel] | None, loc: tuple[Any, ...]) -> list[s
         if model is None or not isinstance(part, str) or part not in model.model_fields:
             return []
         annotation = model.model_fields[part].annotation
-        model = annotation if isinstance(annotation, type) and issubclass(annotation, BaseModel) else None
+        options = typing.get_args(annotation) or (annotation,)  # ``Model | None`` too
+        model = next((o for o in options if isinstance(o, type) and issubclass(o, BaseModel)), None)
     return list(model.model_fields) if model is not None else []
 
 
