@@ -40,13 +40,19 @@ UNKNOWN_SHAPES = {
     "values-are-numbers": ("o.json", '{"q1": 1, "q2": 2}', "its first value is a number, not an output"),
     "values-are-null": ("o.yaml", "q1:\nq2:\n", "its first value is null"),
     "jsonl-keyed-by-qid": ("o.jsonl", '{"q1": ["d1"]}\n', "its first line is an object with keys 'q1'"),
-    "jsonl-trec-rows": ("o.jsonl", '{"qid": "q1", "docid": "d1", "score": 1}\n', "keys 'qid', 'docid', 'score'"),
+    "jsonl-trec-rows": (
+        "o.jsonl",
+        '{"qid": "q1", "docid": "d1", "score": 1}\n',
+        "keys 'qid', 'docid', 'score'",
+    ),
     "jsonl-of-lists": ("o.jsonl", '["d1", "d2"]\n', "its first line is a list"),
 }
 
 
 @pytest.mark.parametrize("case", list(UNKNOWN_SHAPES), ids=list(UNKNOWN_SHAPES))
-def test_outputs_in_an_unknown_shape_name_the_accepted_shapes(refused: Any, tmp_path: Path, case: str) -> None:
+def test_outputs_in_an_unknown_shape_name_the_accepted_shapes(
+    refused: Any, tmp_path: Path, case: str
+) -> None:
     name, text, looks = UNKNOWN_SHAPES[case]
     refused(_eval(tmp_path, name, text), f"{name}: not a shape of outputs", looks, ACCEPTED)
 
@@ -70,7 +76,12 @@ BAD_OUTPUTS = {
         "o.jsonl:1",
         "did you mean 'retrieved'",
     ),
-    "second-line-without-id": ("o.jsonl", '{"id": "q1", "output": ["d1"]}\n{"output": ["d3"]}\n', "o.jsonl:2", "id"),
+    "second-line-without-id": (
+        "o.jsonl",
+        '{"id": "q1", "output": ["d1"]}\n{"output": ["d3"]}\n',
+        "o.jsonl:2",
+        "id",
+    ),
     "no-output-key": ("o.jsonl", '{"id": "q1", "retrieved": ["d1"]}\n', "o.jsonl:1", "has no 'output'"),
     "duplicate-id": (
         "o.jsonl",
@@ -80,7 +91,12 @@ BAD_OUTPUTS = {
     ),
     "unknown-sample": ("o.jsonl", '{"id": "q9", "output": ["d1"]}\n', "o.jsonl:1", "unknown sample id 'q9'"),
     "id-is-a-list": ("o.jsonl", '{"id": ["q1"], "output": ["d1"]}\n', "o.jsonl:1", "id must be"),
-    "retrieved-not-a-list": ("o.jsonl", '{"id": "q1", "output": {"retrieved": 7}}\n', "o.jsonl:1", "retrieved"),
+    "retrieved-not-a-list": (
+        "o.jsonl",
+        '{"id": "q1", "output": {"retrieved": 7}}\n',
+        "o.jsonl:1",
+        "retrieved",
+    ),
     "item-id-not-a-string": (
         "o.jsonl",
         '{"id": "q1", "output": {"retrieved": [{"id": [1]}]}}\n',
@@ -88,7 +104,12 @@ BAD_OUTPUTS = {
         "id must be a string or an integer",
     ),
     "item-is-a-float": ("o.jsonl", '{"id": "q1", "output": [1.5]}\n', "o.jsonl:1", "retrieved[0]"),
-    "output-string-not-json": ("o.jsonl", '{"id": "q1", "output": "d1, d2"}\n', "o.jsonl:1", "not valid JSON"),
+    "output-string-not-json": (
+        "o.jsonl",
+        '{"id": "q1", "output": "d1, d2"}\n',
+        "o.jsonl:1",
+        "not valid JSON",
+    ),
     "abstained-not-bool": (
         "o.jsonl",
         '{"id": "q1", "output": {"answer": "a", "abstained": "maybe"}}\n',
@@ -153,9 +174,19 @@ BAD_DATASETS = {
         "duplicate sample id 'q1'",
     ),
     "expected-output-number": ("d.yaml", "- id: q1\n  expected_output: 3\n", "d.yaml:1", "expected_output"),
-    "misspelt-field": ("d.yaml", "- id: q1\n  expected_outptu: [d1]\n", "d.yaml:1", "did you mean 'expected_output'"),
+    "misspelt-field": (
+        "d.yaml",
+        "- id: q1\n  expected_outptu: [d1]\n",
+        "d.yaml:1",
+        "did you mean 'expected_output'",
+    ),
     "id-is-a-mapping": ("d.yaml", "- id: {a: 1}\n  expected_output: [d1]\n", "d.yaml:1", "id"),
-    "jsonl-line-not-object": ("d.jsonl", '{"id": "q1", "expected_output": ["d1"]}\n[1]\n', "d.jsonl:2", "object"),
+    "jsonl-line-not-object": (
+        "d.jsonl",
+        '{"id": "q1", "expected_output": ["d1"]}\n[1]\n',
+        "d.jsonl:2",
+        "object",
+    ),
 }
 
 
@@ -214,12 +245,18 @@ def test_out_under_a_file_is_refused_before_any_work(refused: Any, tmp_path: Pat
         ("--judges", "groundedness", "judge"),
     ],
 )
-def test_a_bad_option_names_the_option(refused: Any, tmp_path: Path, option: str, value: str, fragment: str) -> None:
+def test_a_bad_option_names_the_option(
+    refused: Any, tmp_path: Path, option: str, value: str, fragment: str
+) -> None:
     refused([*_eval(tmp_path, "o.jsonl", OUTPUTS), option, value], fragment)
 
 
 JUDGE_BLOCKS = {
-    "text": ("judge: yes please\n", "judge: must be a mapping of judge settings", "got the text 'yes please'"),
+    "text": (
+        "judge: yes please\n",
+        "judge: must be a mapping of judge settings",
+        "got the text 'yes please'",
+    ),
     "boolean": ("judge: true\n", "judge: must be a mapping", "got true"),
     "list": ("judge: [a, b]\n", "judge: must be a mapping", "got a list"),
     "typo": (
@@ -228,9 +265,21 @@ JUDGE_BLOCKS = {
         "did you mean 'model'",
     ),
     "no-host": ("judge:\n  base_url: 'http://'\n  model: m\n", "judge: base_url: has no host", "'http://'"),
-    "bad-scheme": ("judge:\n  base_url: ftp://h/v1\n  model: m\n", "base_url: must start with http://", "ftp://h/v1"),
-    "bad-port": ("judge:\n  base_url: http://h:99999/v1\n  model: m\n", "base_url: has an invalid port", "h:99999"),
-    "temperature": ("judge:\n  base_url: http://h/v1\n  model: m\n  temperature: 0.5\n", "temperature", "0.5"),
+    "bad-scheme": (
+        "judge:\n  base_url: ftp://h/v1\n  model: m\n",
+        "base_url: must start with http://",
+        "ftp://h/v1",
+    ),
+    "bad-port": (
+        "judge:\n  base_url: http://h:99999/v1\n  model: m\n",
+        "base_url: has an invalid port",
+        "h:99999",
+    ),
+    "temperature": (
+        "judge:\n  base_url: http://h/v1\n  model: m\n  temperature: 0.5\n",
+        "temperature",
+        "0.5",
+    ),
     "reliability-typo": (
         "judge:\n  base_url: http://h/v1\n  model: m\n  reliability: {fractoin: 0.1}\n",
         "reliability.fractoin: unknown setting",
@@ -246,7 +295,9 @@ JUDGE_BLOCKS = {
 
 @pytest.mark.parametrize("case", list(JUDGE_BLOCKS), ids=list(JUDGE_BLOCKS))
 @pytest.mark.parametrize("where", ["config", "judge-config"])
-def test_a_bad_judge_block_says_what_judge_must_be(refused: Any, tmp_path: Path, case: str, where: str) -> None:
+def test_a_bad_judge_block_says_what_judge_must_be(
+    refused: Any, tmp_path: Path, case: str, where: str
+) -> None:
     text, *fragments = JUDGE_BLOCKS[case]
     if where == "config":
         _files(tmp_path, {"ragmeter.yaml": text})
@@ -257,7 +308,9 @@ def test_a_bad_judge_block_says_what_judge_must_be(refused: Any, tmp_path: Path,
 
 
 def test_a_config_judge_block_with_only_a_cache_path_is_read(accepted: Any, tmp_path: Path) -> None:
-    _files(tmp_path, {"ragmeter.yaml": "judge:\n  cache_path: c.sqlite\n", "d.yaml": DATASET, "o.jsonl": OUTPUTS})
+    _files(
+        tmp_path, {"ragmeter.yaml": "judge:\n  cache_path: c.sqlite\n", "d.yaml": DATASET, "o.jsonl": OUTPUTS}
+    )
     out = json.loads(accepted(["eval", "-d", "d.yaml", "-o", "o.jsonl", "-m", "mrr", "--no-judge", "--json"]))
     assert out["aggregate"] == {"mrr": 1.0}
 
@@ -303,7 +356,12 @@ def test_a_failed_call_on_an_unanswerable_question_is_unscored_not_a_hallucinati
             '{"id": "a1", "output": {"answer": "", "abstained": true, "timed_out": true}}\n',
         },
     )
-    metrics = ["hallucination_rate_unanswerable", "abstention_accuracy", "false_abstention_rate", "error_rate"]
+    metrics = [
+        "hallucination_rate_unanswerable",
+        "abstention_accuracy",
+        "false_abstention_rate",
+        "error_rate",
+    ]
     argv = ["eval", "-d", "d.yaml", "-o", "o.jsonl", "--json", "--out", "res"]
     out = json.loads(accepted([*argv, *(f"-m{m}" for m in metrics)]))
     assert out["aggregate"] == {

@@ -171,8 +171,6 @@ def check_rules(
         )
     outcomes: list[RuleOutcome] = []
     for rule in rules:
-        base = comparison.baseline_aggregate.get(rule.metric)
-        cand = comparison.candidate_aggregate.get(rule.metric)
         paired = comparison.get(rule.metric)
         known = rule.metric in comparison.baseline_aggregate or rule.metric in comparison.candidate_aggregate
         if not known and paired is None:
@@ -180,7 +178,7 @@ def check_rules(
             raise ConfigError(
                 f"gate rule {rule.text!r}: no metric {rule.metric!r} in the runs (have: {', '.join(available)})"
             )
-        value = _rule_value(rule, comparison, base, cand, paired)
+        value = _rule_value(rule, comparison, paired)
         hit = OPS[rule.op](value, rule.threshold)
         significant = True
         note = ""
@@ -199,33 +197,26 @@ def _nothing(rule: Rule, what: str) -> ConfigError:
     return ConfigError(f"gate rule {rule.text!r}: {what}; a gate never passes on nothing")
 
 
-def _rule_value(
-    rule: Rule,
-    comparison: Comparison,
-    base: float | None,
-    cand: float | None,
-    paired: MetricComparison | None,
-) -> float:
-    """The number a rule compares: the candidate's value, or the (relative) change from the baseline.
+def _rule_value(rule: Rule, comparison: Comparison, paired: MetricComparison | None) -> float:
+    """The number a rule compares: the candidate's value, or the (relative) change over the paired queries.
 
-    A value that is missing or not finite is a :class:`ConfigError`, never a pass.
+    A value that is missing or not finite is a :class:`ConfigError`, never a pass; a change is
+    never taken from aggregates over different queries.
     """
     if rule.mode == "absolute":
+        cand = comparison.candidate_aggregate.get(rule.metric)
         if cand is None:
             raise _nothing(
                 rule, f"{comparison.candidate} has no value for {rule.metric} (no query was scored)"
             )
         value = cand
     else:
-        if paired is not None and paired.n_pairs > 0 and paired.delta is not None:
-            delta, start = paired.delta, paired.baseline_mean
-        elif base is not None and cand is not None:
-            delta, start = cand - base, base
-        else:
+        if paired is None or paired.n_pairs == 0 or paired.delta is None:
             raise _nothing(
                 rule,
                 f"no query has a value for {rule.metric} in both {comparison.baseline} and {comparison.candidate}",
             )
+        delta, start = paired.delta, paired.baseline_mean
         if rule.mode == "relative" and not start:
             raise _nothing(rule, f"a relative change from a baseline {rule.metric} of 0 is undefined")
         value = delta / start if rule.mode == "relative" and start else delta
