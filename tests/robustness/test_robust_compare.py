@@ -42,14 +42,19 @@ def runs(tmp_path: Path) -> None:
         (("--top", "-1"), "'--top'"),
     ],
 )
-def test_bad_compare_options_are_refused(refused: Any, runs: None, extra: tuple[str, ...], fragment: str) -> None:
+def test_bad_compare_options_are_refused(
+    refused: Any, runs: None, extra: tuple[str, ...], fragment: str
+) -> None:
     refused(["compare", "base", "cand", *extra], fragment)
 
 
 def test_no_shared_query_is_refused(refused: Any, tmp_path: Path) -> None:
     results(tmp_path / "base", {"q1": {"mrr": 1.0}, "q2": {"mrr": 1.0}})
     results(tmp_path / "cand", {"x1": {"mrr": 0.0}})
-    refused(["compare", "base", "cand"], "base (2 queries) and cand (1 queries) share no query: nothing to compare")
+    refused(
+        ["compare", "base", "cand"],
+        "base (2 queries) and cand (1 queries) share no query: nothing to compare",
+    )
 
 
 def test_no_shared_metric_is_refused(refused: Any, tmp_path: Path) -> None:

@@ -144,40 +144,60 @@ def _identify(path: Path, conn: sqlite3.Connection, kind: DatabaseKind) -> bool:
     )
 
 
+def _connect(path: Path, kind: DatabaseKind, *, write: bool, **connect: Any) -> sqlite3.Connection:
+    try:
+        if write:
+            path.parent.mkdir(parents=True, exist_ok=True)
+        return sqlite3.connect(str(path), **connect)
+    except (OSError, sqlite3.Error) as exc:
+        raise _refuse(path, f"cannot open the {kind.name} ({exc})") from None
+
+
+def _checked(path: Path, conn: sqlite3.Connection, kind: DatabaseKind) -> bool:
+    """:func:`_identify`, closing ``conn`` when it refuses; SQLite's own errors become one line."""
+    try:
+        return _identify(path, conn, kind)
+    except sqlite3.DatabaseError as exc:
+        conn.close()
+        raise _refuse(path, f"not a usable {kind.name} ({exc})") from None
+    except BaseException:
+        conn.close()
+        raise
+
+
 def check_database(path: Path, kind: DatabaseKind) -> None:
-    """Refuse ``path`` now, before any work, if :func:`open_database` would refuse it; nothing is written."""
+    """Refuse ``path`` now, before any work, if :func:`open_database` would refuse to write it.
+
+    Nothing is written: a missing file stays missing.
+    """
     if _check_file(path, kind):
-        open_database(path, kind, write=False).close()
+        conn = _connect(path, kind, write=False)
+        _checked(path, conn, kind)
+        conn.close()
 
 
 def open_database(path: Path, kind: DatabaseKind, *, write: bool, **connect: Any) -> sqlite3.Connection:
     """Open the ragmeter database of ``kind`` at ``path`` (see the module docstring for what is refused).
 
     ``write=True`` creates a missing file (and its folder), the tables, and the marks;
-    ``write=False`` changes nothing (a missing file is an :class:`InputError`).
+    ``write=False`` changes nothing (a missing file or an empty database is an :class:`InputError`).
     ``connect`` goes to :func:`sqlite3.connect` (``timeout``, ``check_same_thread``).
     """
-    has_data = _check_file(path, kind)
-    if not has_data and not write:
+    if not _check_file(path, kind) and not write:
         raise _refuse(path, f"no {kind.name} here")
+    conn = _connect(path, kind, write=write, **connect)
+    unmarked = _checked(path, conn, kind)
     try:
-        if write:
-            path.parent.mkdir(parents=True, exist_ok=True)
-        conn = sqlite3.connect(str(path), **connect)
-    except (OSError, sqlite3.Error) as exc:
-        raise _refuse(path, f"cannot open the {kind.name} ({exc})") from None
-    try:
-        unmarked = _identify(path, conn, kind)
         if unmarked and not write and not _tables(conn):
             raise _refuse(path, f"no {kind.name} here (an empty database)")
-        if write and unmarked:
+        if unmarked and write:
             conn.executescript(kind.schema)
             conn.execute(f"PRAGMA application_id = {APPLICATION_ID}")
             conn.execute(f"PRAGMA user_version = {kind.version}")
             conn.commit()
     except sqlite3.DatabaseError as exc:
         conn.close()
-        raise _refuse(path, f"not a usable {kind.name} ({exc})") from None
+        raise _refuse(path, f"cannot write the {kind.name} ({exc})") from None
     except BaseException:
         conn.close()
         raise

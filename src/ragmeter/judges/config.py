@@ -241,11 +241,11 @@ def check_judge_settings(value: Any, *, where: str) -> None:
     """
     if not isinstance(value, Mapping):
         raise ConfigError(not_a_judge_block(value), where=where)
+    stand_ins = {"base_url": "http://stand-in", "model": "stand-in"}  # required only when a judge is used
     try:
-        JudgeConfig.model_validate(dict(value))
+        JudgeConfig.model_validate({**stand_ins, **value})
     except ValidationError as exc:
-        if any(e["type"] != "missing" for e in exc.errors()):
-            raise ConfigError(describe_validation_error(exc, JudgeConfig), where=where) from None
+        raise ConfigError(describe_validation_error(exc, JudgeConfig), where=where) from None
 
 
 def validate_judge_block(value: Any, *, where: str = "judge") -> JudgeConfig:
