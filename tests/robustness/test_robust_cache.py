@@ -9,9 +9,8 @@ from typing import Any
 
 import pytest
 
-from ragmeter.io.databases import APPLICATION_ID
-from ragmeter.judges.cache import JUDGE_CACHE, JudgeCache
-from ragmeter.report.history import HISTORY
+from ragmeter.io.databases import APPLICATION_ID, HISTORY, JUDGE_CACHE
+from ragmeter.judges.cache import JudgeCache
 
 
 def _sql(path: Path, script: str) -> None:

@@ -8,26 +8,11 @@ from typing import Any
 
 import pytest
 
-from ragmeter.results import EvalResult
-
-
-def results(folder: Path, per_query: dict[str, dict[str, float | None]]) -> Path:
-    """A results folder written by ragmeter itself (aggregate: the mean of each metric's values)."""
-    names = list(dict.fromkeys(m for values in per_query.values() for m in values))
-    values = {m: [v[m] for v in per_query.values() if v.get(m) is not None] for m in names}
-    return EvalResult(
-        aggregate={m: sum(v) / len(v) if v else None for m, v in values.items()},  # type: ignore[arg-type]
-        per_query=per_query,
-        n_queries=len(per_query),
-        n_scored={m: len(v) for m, v in values.items()},
-        n_skipped={m: len(per_query) - len(v) for m, v in values.items()},
-    ).write(folder)
-
 
 @pytest.fixture
-def runs(tmp_path: Path) -> None:
-    results(tmp_path / "base", {"q1": {"mrr": 0.5, "map": 0.5}, "q2": {"mrr": 1.0, "map": 1.0}})
-    results(tmp_path / "cand", {"q1": {"mrr": 1.0, "map": 0.5}, "q2": {"mrr": 1.0, "map": 0.5}})
+def runs(saved_results: Any, tmp_path: Path) -> None:
+    saved_results(tmp_path / "base", {"q1": {"mrr": 0.5, "map": 0.5}, "q2": {"mrr": 1.0, "map": 1.0}})
+    saved_results(tmp_path / "cand", {"q1": {"mrr": 1.0, "map": 0.5}, "q2": {"mrr": 1.0, "map": 0.5}})
 
 
 @pytest.mark.parametrize(
@@ -48,18 +33,18 @@ def test_bad_compare_options_are_refused(
     refused(["compare", "base", "cand", *extra], fragment)
 
 
-def test_no_shared_query_is_refused(refused: Any, tmp_path: Path) -> None:
-    results(tmp_path / "base", {"q1": {"mrr": 1.0}, "q2": {"mrr": 1.0}})
-    results(tmp_path / "cand", {"x1": {"mrr": 0.0}})
+def test_no_shared_query_is_refused(saved_results: Any, refused: Any, tmp_path: Path) -> None:
+    saved_results(tmp_path / "base", {"q1": {"mrr": 1.0}, "q2": {"mrr": 1.0}})
+    saved_results(tmp_path / "cand", {"x1": {"mrr": 0.0}})
     refused(
         ["compare", "base", "cand"],
         "base (2 queries) and cand (1 queries) share no query: nothing to compare",
     )
 
 
-def test_no_shared_metric_is_refused(refused: Any, tmp_path: Path) -> None:
-    results(tmp_path / "base", {"q1": {"mrr": 1.0}})
-    results(tmp_path / "cand", {"q1": {"ndcg@10": 0.0}})
+def test_no_shared_metric_is_refused(saved_results: Any, refused: Any, tmp_path: Path) -> None:
+    saved_results(tmp_path / "base", {"q1": {"mrr": 1.0}})
+    saved_results(tmp_path / "cand", {"q1": {"ndcg@10": 0.0}})
     refused(["compare", "base", "cand"], "base (mrr) and cand (ndcg@10) share no metric")
 
 

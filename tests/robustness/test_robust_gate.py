@@ -12,30 +12,13 @@ from typing import Any
 
 import pytest
 
-from ragmeter.results import EvalResult
-
-
-def results(folder: Path, per_query: dict[str, dict[str, float | None]]) -> Path:
-    """A results folder written by ragmeter itself, with the mean of each metric as its aggregate."""
-    names = list(dict.fromkeys(m for values in per_query.values() for m in values))
-    scored = {m: [v[m] for v in per_query.values() if v.get(m) is not None] for m in names}
-    aggregate = {m: (sum(vals) / len(vals) if vals else None) for m, vals in scored.items()}  # type: ignore[arg-type]
-    return EvalResult(
-        aggregate=aggregate,
-        per_query=per_query,
-        n_queries=len(per_query),
-        n_scored={m: len(v) for m, v in scored.items()},
-        n_skipped={m: len(per_query) - len(v) for m, v in scored.items()},
-    ).write(folder)
-
-
 BASE = {"q1": {"mrr": 0.5, "error_rate": 0.0}, "q2": {"mrr": 1.0, "error_rate": 0.0}}
 CAND = {"q1": {"mrr": 0.25, "error_rate": 1.0}, "q2": {"mrr": 1.0, "error_rate": 0.0}}
 
 
 @pytest.fixture
-def runs(tmp_path: Path) -> tuple[Path, Path]:
-    return results(tmp_path / "base", BASE), results(tmp_path / "cand", CAND)
+def runs(saved_results: Any, tmp_path: Path) -> tuple[Path, Path]:
+    return saved_results(tmp_path / "base", BASE), saved_results(tmp_path / "cand", CAND)
 
 
 def _gate(*rules: str, extra: tuple[str, ...] = ()) -> list[str]:
@@ -90,29 +73,33 @@ def test_bad_gate_options_are_refused(
 # -- nothing to compare ----------------------------------------------------------------------------------
 
 
-def test_no_shared_query_is_refused(refused: Any, tmp_path: Path) -> None:
-    results(tmp_path / "base", {"q1": {"mrr": 1.0}})
-    results(tmp_path / "cand", {"q9": {"mrr": 0.0}})
+def test_no_shared_query_is_refused(saved_results: Any, refused: Any, tmp_path: Path) -> None:
+    saved_results(tmp_path / "base", {"q1": {"mrr": 1.0}})
+    saved_results(tmp_path / "cand", {"q9": {"mrr": 0.0}})
     refused(_gate("mrr<-0.1"), "base (1 queries) and cand (1 queries) share no query")
 
 
-def test_no_shared_metric_is_refused(refused: Any, tmp_path: Path) -> None:
-    results(tmp_path / "base", {"q1": {"mrr": 1.0}})
-    results(tmp_path / "cand", {"q1": {"map": 0.0}})
+def test_no_shared_metric_is_refused(saved_results: Any, refused: Any, tmp_path: Path) -> None:
+    saved_results(tmp_path / "base", {"q1": {"mrr": 1.0}})
+    saved_results(tmp_path / "cand", {"q1": {"map": 0.0}})
     refused(_gate("mrr<-0.1"), "share no metric")
 
 
 @pytest.mark.parametrize("rule", ["mrr>0.5", "abs(mrr)<0.1"])
-def test_an_unscored_candidate_aggregate_is_refused(refused: Any, tmp_path: Path, rule: str) -> None:
-    results(tmp_path / "base", {"q1": {"mrr": 1.0, "map": 1.0}})
-    results(tmp_path / "cand", {"q1": {"mrr": None, "map": 1.0}})
+def test_an_unscored_candidate_aggregate_is_refused(
+    saved_results: Any, refused: Any, tmp_path: Path, rule: str
+) -> None:
+    saved_results(tmp_path / "base", {"q1": {"mrr": 1.0, "map": 1.0}})
+    saved_results(tmp_path / "cand", {"q1": {"mrr": None, "map": 1.0}})
     refused(_gate(rule), "cand has no value for mrr", "never passes on nothing")
 
 
 @pytest.mark.parametrize("rule", ["mrr<-0.1", "delta(mrr)<-0.1", "mrr<-5%"])
-def test_a_metric_with_no_paired_value_is_refused(refused: Any, tmp_path: Path, rule: str) -> None:
-    results(tmp_path / "base", {"q1": {"mrr": None, "map": 1.0}, "q2": {"mrr": 1.0, "map": 1.0}})
-    results(tmp_path / "cand", {"q1": {"mrr": 1.0, "map": 1.0}, "q2": {"mrr": None, "map": 1.0}})
+def test_a_metric_with_no_paired_value_is_refused(
+    saved_results: Any, refused: Any, tmp_path: Path, rule: str
+) -> None:
+    saved_results(tmp_path / "base", {"q1": {"mrr": None, "map": 1.0}, "q2": {"mrr": 1.0, "map": 1.0}})
+    saved_results(tmp_path / "cand", {"q1": {"mrr": 1.0, "map": 1.0}, "q2": {"mrr": None, "map": 1.0}})
     refused(_gate(rule), "no query has a value for mrr in both base and cand")
 
 

@@ -15,9 +15,7 @@ from typing import Any
 
 import pytest
 
-from ragmeter.io.databases import APPLICATION_ID
-from ragmeter.judges.cache import JUDGE_CACHE
-from ragmeter.report.history import HISTORY
+from ragmeter.io.databases import APPLICATION_ID, HISTORY, JUDGE_CACHE
 
 
 def _sql(path: Path, *statements: str) -> None:

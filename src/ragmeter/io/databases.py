@@ -12,6 +12,9 @@ and ``PRAGMA user_version`` is the schema version of that kind of database. Open
   SQLite, another program's database, the other kind of ragmeter database, a newer schema, a
   folder. ragmeter never adds its tables to a database that is not its own.
 
+A schema change raises the kind's ``version``; an older marked database is then migrated in
+:func:`open_database` before use (both kinds are still at version 1).
+
 >>> import tempfile, pathlib
 >>> kind = DatabaseKind("demo store", "CREATE TABLE IF NOT EXISTS t (a TEXT);", version=1)
 >>> path = pathlib.Path(tempfile.mkdtemp()) / "demo.sqlite"
@@ -30,6 +33,8 @@ ragmeter.errors.InputError: ...app.db: another program's SQLite database (tables
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
@@ -64,15 +69,54 @@ class DatabaseKind:
             conn.close()
 
 
-KINDS: list[DatabaseKind] = []
-"""The kinds registered with :func:`database_kind` (to say "this is the judge cache, not the history")."""
+HISTORY = DatabaseKind(
+    "run history",
+    """
+CREATE TABLE IF NOT EXISTS runs (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    created_at TEXT NOT NULL,
+    label TEXT NOT NULL,
+    source TEXT,
+    git_revision TEXT,
+    ragmeter_version TEXT,
+    n_queries INTEGER NOT NULL,
+    aggregate_json TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS metric_values (
+    run_id INTEGER NOT NULL REFERENCES runs(id),
+    metric TEXT NOT NULL,
+    value REAL,
+    n_scored INTEGER,
+    PRIMARY KEY (run_id, metric)
+);
+""",
+    version=1,
+)
+"""The run history (:mod:`ragmeter.report.history`): every recorded run's aggregates."""
 
+JUDGE_CACHE = DatabaseKind(
+    "judge cache",
+    """
+CREATE TABLE IF NOT EXISTS judgements (
+    key TEXT PRIMARY KEY,
+    judge TEXT NOT NULL,
+    prompt_id TEXT NOT NULL,
+    prompt_version TEXT NOT NULL,
+    model TEXT NOT NULL,
+    endpoint TEXT NOT NULL,
+    created_at TEXT NOT NULL,
+    hits INTEGER NOT NULL DEFAULT 0,
+    last_hit_at TEXT,
+    record TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS meta (name TEXT PRIMARY KEY, value TEXT NOT NULL);
+""",
+    version=1,
+)
+"""The judge cache (:mod:`ragmeter.judges.cache`): usable judgements keyed by everything that decides them."""
 
-def database_kind(name: str, schema: str, *, version: int) -> DatabaseKind:
-    """Declare a kind of ragmeter database (once, at import of the module that owns it)."""
-    kind = DatabaseKind(name, schema, version)
-    KINDS.append(kind)
-    return kind
+KINDS = (HISTORY, JUDGE_CACHE)
+"""Every kind of ragmeter database, to tell one from another ("this is the judge cache, not the history")."""
 
 
 def _tables(conn: sqlite3.Connection) -> dict[str, tuple[str, ...]]:
@@ -148,18 +192,20 @@ def _connect(path: Path, kind: DatabaseKind, *, write: bool, **connect: Any) -> 
     try:
         if write:
             path.parent.mkdir(parents=True, exist_ok=True)
-        return sqlite3.connect(str(path), **connect)
+        conn: sqlite3.Connection = sqlite3.connect(str(path), **connect)
     except (OSError, sqlite3.Error) as exc:
         raise _refuse(path, f"cannot open the {kind.name} ({exc})") from None
+    return conn
 
 
-def _checked(path: Path, conn: sqlite3.Connection, kind: DatabaseKind) -> bool:
-    """:func:`_identify`, closing ``conn`` when it refuses; SQLite's own errors become one line."""
+@contextmanager
+def _closed_on_error(conn: sqlite3.Connection, path: Path, what: str) -> Iterator[None]:
+    """Close ``conn`` when the block fails; SQLite's own errors become one line saying ``what`` failed."""
     try:
-        return _identify(path, conn, kind)
+        yield
     except sqlite3.DatabaseError as exc:
         conn.close()
-        raise _refuse(path, f"not a usable {kind.name} ({exc})") from None
+        raise _refuse(path, f"{what} ({exc})") from None
     except BaseException:
         conn.close()
         raise
@@ -172,7 +218,8 @@ def check_database(path: Path, kind: DatabaseKind) -> None:
     """
     if _check_file(path, kind):
         conn = _connect(path, kind, write=False)
-        _checked(path, conn, kind)
+        with _closed_on_error(conn, path, f"not a usable {kind.name}"):
+            _identify(path, conn, kind)
         conn.close()
 
 
@@ -186,8 +233,8 @@ def open_database(path: Path, kind: DatabaseKind, *, write: bool, **connect: Any
     if not _check_file(path, kind) and not write:
         raise _refuse(path, f"no {kind.name} here")
     conn = _connect(path, kind, write=write, **connect)
-    unmarked = _checked(path, conn, kind)
-    try:
+    with _closed_on_error(conn, path, f"not a usable {kind.name}"):
+        unmarked = _identify(path, conn, kind)
         if unmarked and not write and not _tables(conn):
             raise _refuse(path, f"no {kind.name} here (an empty database)")
         if unmarked and write:
@@ -195,10 +242,4 @@ def open_database(path: Path, kind: DatabaseKind, *, write: bool, **connect: Any
             conn.execute(f"PRAGMA application_id = {APPLICATION_ID}")
             conn.execute(f"PRAGMA user_version = {kind.version}")
             conn.commit()
-    except sqlite3.DatabaseError as exc:
-        conn.close()
-        raise _refuse(path, f"cannot write the {kind.name} ({exc})") from None
-    except BaseException:
-        conn.close()
-        raise
     return conn

@@ -27,30 +27,9 @@ from pathlib import Path
 from typing import Any
 
 from ragmeter.errors import ConfigError
-from ragmeter.io.databases import database_kind, open_database
+from ragmeter.io.databases import JUDGE_CACHE, open_database
 
-CACHE_SCHEMA_VERSION = 1
-
-JUDGE_CACHE = database_kind(
-    "judge cache",
-    """
-CREATE TABLE IF NOT EXISTS judgements (
-    key TEXT PRIMARY KEY,
-    judge TEXT NOT NULL,
-    prompt_id TEXT NOT NULL,
-    prompt_version TEXT NOT NULL,
-    model TEXT NOT NULL,
-    endpoint TEXT NOT NULL,
-    created_at TEXT NOT NULL,
-    hits INTEGER NOT NULL DEFAULT 0,
-    last_hit_at TEXT,
-    record TEXT NOT NULL
-);
-CREATE TABLE IF NOT EXISTS meta (name TEXT PRIMARY KEY, value TEXT NOT NULL);
-""",
-    version=CACHE_SCHEMA_VERSION,
-)
-"""The judge cache database (opened through :mod:`ragmeter.io.databases`, which refuses any other file)."""
+CACHE_SCHEMA_VERSION = JUDGE_CACHE.version
 
 
 def normalise_endpoint(base_url: str) -> str:

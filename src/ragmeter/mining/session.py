@@ -119,9 +119,8 @@ def resolve_design(registry: Registry, options: DesignOptions) -> Design:
     try:
         return design_from_spec(DesignSpec(name=kind, params=params), where=f"{registry.path}:design")
     except ConfigError as exc:  # only an option can have made valid registry settings invalid
-        key = next((k for k in flags if (exc.where or "").endswith(f".params.{k}")), None)
-        flag = flags[key] if key is not None else " / ".join(flags.values())
-        raise ConfigError(exc.message, where=flag) from None
+        blamed = [flag for key, flag in flags.items() if (exc.where or "").endswith(f".params.{key}")]
+        raise ConfigError(exc.message, where=" / ".join(blamed or flags.values())) from None
 
 
 def build_solver(registry: Registry, *, concurrency: int | None = None) -> Solver:

@@ -23,7 +23,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from ragmeter.errors import InputError
-from ragmeter.io.databases import check_database, database_kind, open_database
+from ragmeter.io.databases import HISTORY, check_database, open_database
 from ragmeter.results import EvalResult
 
 DEFAULT_HISTORY_PATH = Path(".ragmeter") / "history.sqlite"
@@ -33,32 +33,6 @@ HISTORY_ENV = "RAGMETER_HISTORY"
 def default_history_path() -> Path:
     """``$RAGMETER_HISTORY`` when set, else ``.ragmeter/history.sqlite`` in the working directory."""
     return Path(os.environ.get(HISTORY_ENV) or DEFAULT_HISTORY_PATH)
-
-
-HISTORY = database_kind(
-    "run history",
-    """
-CREATE TABLE IF NOT EXISTS runs (
-    id INTEGER PRIMARY KEY AUTOINCREMENT,
-    created_at TEXT NOT NULL,
-    label TEXT NOT NULL,
-    source TEXT,
-    git_revision TEXT,
-    ragmeter_version TEXT,
-    n_queries INTEGER NOT NULL,
-    aggregate_json TEXT NOT NULL
-);
-CREATE TABLE IF NOT EXISTS metric_values (
-    run_id INTEGER NOT NULL REFERENCES runs(id),
-    metric TEXT NOT NULL,
-    value REAL,
-    n_scored INTEGER,
-    PRIMARY KEY (run_id, metric)
-);
-""",
-    version=1,
-)
-"""The history database (opened through :mod:`ragmeter.io.databases`, which refuses any other file)."""
 
 
 @dataclass(frozen=True)
