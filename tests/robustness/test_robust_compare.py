@@ -96,3 +96,12 @@ def test_compare_on_good_results_prints_the_delta(accepted: Any, runs: None) -> 
     data = json.loads(accepted(["compare", "base", "cand", "--json", "--resamples", "200"]))
     deltas = {m["metric"]: m["delta"] for m in data["metrics"]}
     assert deltas == {"mrr": 0.25, "map": -0.25}
+
+
+def test_a_metric_no_query_has_in_both_runs_is_refused(
+    saved_results: Any, refused: Any, tmp_path: Path
+) -> None:
+    saved_results(tmp_path / "base", {"q1": {"mrr": 1.0, "map": None}, "q2": {"mrr": None, "map": 1.0}})
+    saved_results(tmp_path / "cand", {"q1": {"mrr": None, "map": 1.0}, "q2": {"mrr": 1.0, "map": None}})
+    refused(["compare", "base", "cand"], "no query has a value for mrr, map in both base and cand")
+    refused(["compare", "base", "cand", "-m", "mrr"], "no query has a value for mrr in both")

@@ -242,6 +242,28 @@ def test_resume_refuses_an_unreadable_config_json_and_keeps_it(
     assert "--resume would replace it" in line
 
 
+@pytest.mark.parametrize(
+    ("recorded", "fragment"),
+    [
+        (
+            '{"id": "q1", "output": {"docs": ["d1"]}}\n',
+            "outputs.jsonl (sample 'q1'): output has none of the output fields",
+        ),
+        ('{"id": "q1", "output": {"retreived": ["d1"]}}\n', "did you mean 'retrieved'"),
+        ('{"id": "q7", "output": {"retrieved": ["d1"]}}\n', "not in the dataset"),
+        ('{"id": "q1", "output": {}}\n{oops\n{"id": "q2", "output": {}}\n', "outputs.jsonl:2: damaged line"),
+    ],
+)
+def test_resume_refuses_recorded_outputs_it_could_not_score_before_asking(
+    refused: Any, tmp_path: Path, recorded: str, fragment: str
+) -> None:
+    argv = _suite(tmp_path, PYTHON)
+    folder = tmp_path / "results" / "s"
+    folder.mkdir(parents=True)
+    (folder / "outputs.jsonl").write_text(recorded, encoding="utf-8")
+    refused([*argv, "--resume"], fragment)
+
+
 def test_resume_refuses_a_config_json_that_is_not_utf8(refused: Any, tmp_path: Path) -> None:
     argv = _suite(tmp_path, PYTHON)
     folder = tmp_path / "results" / "s"

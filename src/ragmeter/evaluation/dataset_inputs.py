@@ -36,6 +36,12 @@ def load_samples(dataset: DatasetLike) -> tuple[list[Sample], dict[str, Any]]:
     if isinstance(dataset, (str, Path)):
         path = Path(dataset)
         return load_dataset(path), {"dataset": {"path": str(path), "sha256": file_sha256(path)}}
+    if isinstance(dataset, Mapping) or not isinstance(dataset, Sequence):
+        raise InputError(
+            "not a shape of dataset that ragmeter reads: give a file (YAML, JSON or JSONL) or a list "
+            f"of samples (objects with an 'id'), got {type(dataset).__name__}",
+            where="dataset",
+        )
     samples: list[Sample] = []
     seen: set[str] = set()
     for index, item in enumerate(dataset):

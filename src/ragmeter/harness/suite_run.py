@@ -45,6 +45,7 @@ from ragmeter.harness.suite import (
 )
 from ragmeter.harness.templates import Redactor
 from ragmeter.io.datasets import load_dataset
+from ragmeter.io.outputs import parse_output
 from ragmeter.results import EvalResult
 from ragmeter.schema.samples import Sample
 
@@ -86,7 +87,11 @@ def _check_questions(loaded: LoadedSuite, samples: Sequence[Sample]) -> None:
             )
 
 
-def _check_resumed_ids(state: JournalState, samples: Sequence[Sample], outputs_path: Path) -> None:
+def _check_resumed(state: JournalState, samples: Sequence[Sample], outputs_path: Path) -> None:
+    """The recorded outputs a resumed run keeps must belong to the dataset and read as outputs.
+
+    Checked before anything is asked or written: scoring would refuse them after the new calls.
+    """
     known = {s.id for s in samples}
     unknown = [sid for sid in state.outputs if sid not in known]
     if unknown:
@@ -95,6 +100,8 @@ def _check_resumed_ids(state: JournalState, samples: Sequence[Sample], outputs_p
             "the dataset changed — use --fresh or a new results_dir",
             where=str(outputs_path),
         )
+    for sid, output in state.outputs.items():
+        parse_output(output, where=f"{outputs_path} (sample {sid!r})")
 
 
 def _suite_changes(previous: Mapping[str, Any] | None, current: Mapping[str, Any]) -> list[str]:
@@ -212,7 +219,7 @@ def run_suite(
     outputs_path = folder / OUTPUTS_FILENAME
     state = read_journal(outputs_path, repair=True) if continuing else JournalState()
     warnings = list(state.warnings)
-    _check_resumed_ids(state, samples, outputs_path)
+    _check_resumed(state, samples, outputs_path)
     suite_doc = resolved_suite(loaded, results_dir=folder)
     changed = _suite_changes(previous, suite_doc)
     if changed:

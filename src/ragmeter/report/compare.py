@@ -239,6 +239,13 @@ def compare_results(
         compared.append(
             _compare_metric(name, pairs, top=top, confidence=confidence, n_resamples=n_resamples, seed=seed)
         )
+    if not any(m.n_pairs for m in compared):
+        from ragmeter.errors import InputError
+
+        raise InputError(
+            f"no query has a value for {', '.join(names)} in both {baseline_label} and {candidate_label}: "
+            "nothing to compare"
+        )
     tested = [m for m in compared if m.p_value is not None]
     if correction not in {"holm", "bh", "none"}:
         raise ValueError(f"correction must be 'holm', 'bh' or 'none', got {correction!r}")
