@@ -341,6 +341,14 @@ def test_record_into_a_file_that_is_not_a_ragmeter_history_is_refused(
     refused([*_eval(tmp_path, "o.jsonl", OUTPUTS), "--record", "--history", "h.db"], "h.db: ", fragment)
 
 
+def test_a_judge_cache_path_naming_another_programs_database_is_refused(refused: Any, tmp_path: Path) -> None:
+    _foreign_db(tmp_path / "app.db")
+    judge = "judge:\n  base_url: http://127.0.0.1:9/v1\n  model: m\n  cache_path: app.db\n"
+    _files(tmp_path, {"ragmeter.yaml": judge})
+    outputs = '{"id": "q1", "output": {"retrieved": [{"id": "d1", "text": "t"}], "answer": "a"}}\n'
+    refused(_eval(tmp_path, "o.jsonl", outputs), "app.db: another program's SQLite database", "judge cache")
+
+
 # -- unanswerable questions: a failed call is not a hallucination ----------------------------------------
 
 
