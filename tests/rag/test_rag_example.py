@@ -136,8 +136,7 @@ def test_json_and_per_query_lines(
     }
     assert lines[9]["answerable"] is False and lines[9]["metrics"]["abstention_accuracy"] == 1.0
     assert (  # q-13's call failed: neither an answer nor an abstention
-        lines[12]["unscored"]["false_abstention_rate"]
-        == "the call failed (error or timeout): neither an answer nor an abstention"
+        lines[12]["unscored"]["false_abstention_rate"] == "no answer: the call failed"
     )
 
 

@@ -380,5 +380,5 @@ def test_a_failed_call_on_an_unanswerable_question_is_unscored_not_a_hallucinati
     }
     assert out["n_scored"]["hallucination_rate_unanswerable"] == 1
     lines = [json.loads(line) for line in (tmp_path / "res" / "per_query.jsonl").read_text().splitlines()]
-    assert lines[0]["unscored"]["hallucination_rate_unanswerable"].startswith("the call failed")
-    assert lines[2]["unscored"]["false_abstention_rate"].startswith("the call failed")
+    assert lines[0]["unscored"]["hallucination_rate_unanswerable"] == "no answer: the call failed"
+    assert lines[2]["unscored"]["false_abstention_rate"] == "no answer: the call failed"

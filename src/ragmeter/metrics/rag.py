@@ -28,7 +28,8 @@ from ragmeter.metrics.relevance import Int64Array
 
 ABSTAINED_MISSING = "no 'abstained' field (judge fallback not configured)"
 NO_OUTPUT = "no recorded output"
-CALL_FAILED = "the call failed (error or timeout): neither an answer nor an abstention"
+CALL_FAILED = "no answer: the call failed"
+"""A failed call (``error`` / ``timed_out``) neither answered nor abstained (the judges say the same)."""
 UNANSWERABLE = "unanswerable question"
 ANSWERABLE = "answerable question"
 
