@@ -56,6 +56,8 @@ class OutputsSource:
     where: str
     records: list[Record] | None = None
     data: Any = None
+    in_python: bool = False
+    """Given in Python: an entry is named ``outputs['q1']`` rather than ``file (sample 'q1')``."""
 
 
 @dataclass(frozen=True)
@@ -107,9 +109,7 @@ def _read_keyed_outputs(source: OutputsSource) -> LoadedOutputs:
     first_seen: dict[str, str] = {}
     for key, raw in source.data.items():
         sid = _sample_id(key, source.where)
-        first_seen[sid] = (
-            f"{source.where} (sample {sid!r})" if source.where != "outputs" else f"outputs[{key!r}]"
-        )
+        first_seen[sid] = f"outputs[{key!r}]" if source.in_python else f"{source.where} (sample {sid!r})"
         outputs[sid] = parse_output(raw, where=first_seen[sid])
     return outputs, first_seen
 
@@ -196,4 +196,4 @@ def load_outputs_with_sources(path: str | Path) -> LoadedOutputs:
 
 def outputs_from_mapping(outputs: Mapping[Any, Any]) -> LoadedOutputs:
     """Read outputs given in Python as a mapping of sample id → output (errors name ``outputs[...]``)."""
-    return read_outputs(OutputsSource("outputs", data=outputs))
+    return read_outputs(OutputsSource("outputs", data=outputs, in_python=True))
