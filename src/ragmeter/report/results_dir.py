@@ -46,7 +46,7 @@ class LoadedResults:
     metrics: dict[str, Any] = field(default_factory=dict)
     """The metrics JSON as read (agentic results: as :func:`agentic_as_metrics` gives it)."""
     rows: list[dict[str, Any]] | None = None
-    """Per-query rows for the drill-down when they come with the JSON (agentic traces)."""
+    """Per-query rows for the drill-down: the first lines of ``per_query.jsonl``, or the agentic traces."""
     name: str = ""
     """The label when the results were named by a file other than ``metrics.json``."""
     n_rows: int | None = None
