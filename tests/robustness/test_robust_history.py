@@ -2,7 +2,8 @@
 
 A database of another program, a file that is not SQLite, a folder, the judge cache or a history
 from a newer ragmeter is refused with one line and left exactly as it was; a history written
-before ragmeter marked its databases is still read, and marked on its next write.
+before ragmeter marked its databases, or at the older schema 1 (no suite or dataset per run), is
+still read as it is, and migrated and marked on its next write.
 """
 
 from __future__ import annotations
@@ -16,6 +17,18 @@ from typing import Any
 import pytest
 
 from ragmeter.io.databases import APPLICATION_ID, HISTORY, JUDGE_CACHE
+
+V1_SCHEMA = """
+CREATE TABLE runs (
+    id INTEGER PRIMARY KEY AUTOINCREMENT, created_at TEXT NOT NULL, label TEXT NOT NULL, source TEXT,
+    git_revision TEXT, ragmeter_version TEXT, n_queries INTEGER NOT NULL, aggregate_json TEXT NOT NULL
+);
+CREATE TABLE metric_values (
+    run_id INTEGER NOT NULL REFERENCES runs(id), metric TEXT NOT NULL, value REAL, n_scored INTEGER,
+    PRIMARY KEY (run_id, metric)
+);
+"""
+"""The run history as ragmeter wrote it at schema 1 (before runs kept their suite and dataset)."""
 
 
 def _sql(path: Path, *statements: str) -> None:
@@ -70,7 +83,7 @@ DATABASES: dict[str, tuple[Callable[[Path], None], str]] = {
         lambda p: _sql(
             p, HISTORY.schema, f"PRAGMA application_id = {APPLICATION_ID}; PRAGMA user_version = 99;"
         ),
-        "written by a newer ragmeter (run history schema 99; this one reads up to 1)",
+        f"written by a newer ragmeter (run history schema 99; this one reads up to {HISTORY.version})",
     ),
     "text-file": (lambda p: p.write_text("id,label\n1,a\n", encoding="utf-8"), "not a SQLite database"),
     "binary-file": (lambda p: p.write_bytes(bytes(range(256))), "not a SQLite database"),
@@ -79,6 +92,18 @@ DATABASES: dict[str, tuple[Callable[[Path], None], str]] = {
         "not a usable run history",
     ),
     "folder": (lambda p: p.mkdir(), "is a directory, expected a run history file (.sqlite)"),
+    "schema-1-runs-table-only": (
+        lambda p: _sql(p, V1_SCHEMA.split("CREATE TABLE metric_values")[0], "PRAGMA user_version = 1;"),
+        "another program's SQLite database (tables: runs)",
+    ),
+    "schema-1-tables-marked-as-2": (
+        lambda p: _sql(p, V1_SCHEMA, f"PRAGMA application_id = {APPLICATION_ID}; PRAGMA user_version = 2;"),
+        "a damaged ragmeter run history (its tables are not those of schema 2)",
+    ),
+    "current-tables-unmarked-as-1": (
+        lambda p: _sql(p, HISTORY.schema, "PRAGMA user_version = 1;"),
+        "another program's SQLite database (tables: metric_values, runs)",
+    ),
 }
 
 
@@ -126,26 +151,49 @@ def test_a_new_history_is_marked_as_ragmeters(
 ) -> None:
     monkeypatch.chdir(tmp_path)
     _record(cli, tmp_path, "h.sqlite")
-    assert _pragmas(tmp_path / "h.sqlite") == (APPLICATION_ID, HISTORY.version)
+    assert _pragmas(tmp_path / "h.sqlite") == (APPLICATION_ID, 2)
 
 
-def test_a_history_from_before_the_marks_is_read_then_marked(
-    cli: Any, accepted: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+OLD_HISTORIES = {
+    "schema-1-unmarked": (V1_SCHEMA + "PRAGMA user_version = 1;", (0, 1)),
+    "schema-1-unmarked-no-version": (V1_SCHEMA, (0, 0)),
+    "schema-1-marked": (
+        V1_SCHEMA + f"PRAGMA application_id = {APPLICATION_ID}; PRAGMA user_version = 1;",
+        None,
+    ),
+    "schema-2-unmarked": (HISTORY.schema + "PRAGMA user_version = 2;", (0, 2)),
+}
+
+
+@pytest.mark.parametrize("case", list(OLD_HISTORIES), ids=list(OLD_HISTORIES))
+def test_an_older_history_is_read_as_it_is_then_migrated_and_marked(
+    cli: Any, accepted: Any, tmp_path: Path, case: str
 ) -> None:
+    schema, pragmas = OLD_HISTORIES[case]
     old = tmp_path / "old.sqlite"
     _sql(
         old,
-        HISTORY.schema,
-        "PRAGMA user_version = 1;"
+        schema,
         "INSERT INTO runs (created_at, label, n_queries, aggregate_json) VALUES ('2026-01-01', 'first', 2, '{\"map\": 0.25}');",
     )
+    before = old.read_bytes()
     rows = json.loads(accepted(["history", "--db", "old.sqlite", "--json"]))
-    assert [(r["label"], r["aggregate"]) for r in rows] == [("first", {"map": 0.25})]
-    assert _pragmas(old) == (0, 1)  # reading changes nothing
+    assert [(r["label"], r["aggregate"], r["suite"], r["dataset_name"]) for r in rows] == [
+        ("first", {"map": 0.25}, None, None)
+    ]
+    assert old.read_bytes() == before  # reading changes nothing
+    if pragmas is not None:
+        assert _pragmas(old) == pragmas
     _record(cli, tmp_path, "old.sqlite")
-    assert _pragmas(old) == (APPLICATION_ID, 1)
+    assert _pragmas(old) == (APPLICATION_ID, 2)
+    conn = sqlite3.connect(old)
+    try:
+        columns = [str(c[1]) for c in conn.execute("PRAGMA table_info(runs)")]
+    finally:
+        conn.close()
+    assert columns[-3:] == ["suite", "dataset_name", "dataset_sha256"]
     rows = json.loads(accepted(["history", "--db", "old.sqlite", "--json"]))
-    assert [r["aggregate"]["map"] for r in rows] == [0.25, 0.5]
+    assert [(r["aggregate"]["map"], r["dataset_name"]) for r in rows] == [(0.25, None), (0.5, "q.txt")]
 
 
 def test_an_empty_sqlite_database_becomes_a_history(
@@ -154,4 +202,4 @@ def test_an_empty_sqlite_database_becomes_a_history(
     monkeypatch.chdir(tmp_path)
     _sql(tmp_path / "blank.sqlite", "VACUUM;")
     _record(cli, tmp_path, "blank.sqlite")
-    assert _pragmas(tmp_path / "blank.sqlite") == (APPLICATION_ID, 1)
+    assert _pragmas(tmp_path / "blank.sqlite") == (APPLICATION_ID, 2)

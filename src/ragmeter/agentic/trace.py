@@ -177,5 +177,6 @@ def trace_json_schema() -> dict[str, Any]:
 
 def write_json_schema(path: Path = SCHEMA_PATH) -> Path:
     """Regenerate the shipped schema file from the models; returns the path."""
-    path.write_text(json.dumps(trace_json_schema(), indent=2, sort_keys=True) + "\n", encoding="utf-8")
-    return path
+    from ragmeter.io.atomic import write_text_atomic
+
+    return write_text_atomic(path, json.dumps(trace_json_schema(), indent=2, sort_keys=True) + "\n")

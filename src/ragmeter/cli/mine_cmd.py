@@ -89,7 +89,9 @@ def mine_run(
     unsafe_no_sandbox: Annotated[
         bool,
         typer.Option(
-            "--unsafe-no-sandbox", help="Run the solver's code (pytest benchmarks) WITHOUT a sandbox."
+            "--unsafe-no-sandbox",
+            help="Run the solver's code (pytest benchmarks) WITHOUT a sandbox, as you, with your files "
+            "and network (recorded as UNSANDBOXED). Without it, no sandbox means no run.",
         ),
     ] = False,
     only: Annotated[

@@ -162,8 +162,9 @@ def gate_command(
     )
     outcomes = check_rules(comparison, rules, alpha=alpha)
     if junit is not None:
-        junit.parent.mkdir(parents=True, exist_ok=True)
-        junit.write_text(junit_xml(outcomes), encoding="utf-8")
+        from ragmeter.io.atomic import write_text_atomic
+
+        write_text_atomic(junit, junit_xml(outcomes))
     for note in comparison.notes:
         typer.echo(f"note: {note}", err=True)
     for outcome in outcomes:

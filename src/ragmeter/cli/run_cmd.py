@@ -129,7 +129,8 @@ def run_command(
         from ragmeter.report.history import default_history_path, load_history, record_run
 
         db = history or default_history_path()
-        record_run(outcome.result, db=db, label=outcome.suite.suite.name, source=str(outcome.results_dir))
+        name = outcome.suite.suite.name
+        record_run(outcome.result, db=db, label=name, source=str(outcome.results_dir), suite=name)
     if report:
         from ragmeter.report.history import default_history_path, load_history
         from ragmeter.report.html import write_report

@@ -11,22 +11,18 @@ from collections.abc import Mapping
 
 from ragmeter.harness.calls import Adapter
 from ragmeter.harness.suite import BuiltinSystem, HttpSystem, LoadedSuite, PythonSystem
-from ragmeter.harness.templates import Redactor
 
 
-def make_adapter(
-    loaded: LoadedSuite, *, default_k: int, environ: Mapping[str, str] | None = None
-) -> tuple[Adapter, Redactor]:
-    """The adapter for the suite's system and the redactor for its secrets (empty for non-http)."""
+def make_adapter(loaded: LoadedSuite, *, default_k: int, environ: Mapping[str, str] | None = None) -> Adapter:
+    """The adapter for the suite's system (an http system registers its secrets: :mod:`ragmeter.redaction`)."""
     suite = loaded.suite
     system = suite.system
     if isinstance(system, HttpSystem):
         from ragmeter.harness.http import HttpAdapter
 
-        http = HttpAdapter(
+        return HttpAdapter(
             system, concurrency=suite.concurrency, timeout_seconds=suite.timeout_seconds, environ=environ
         )
-        return http, http.redactor
     if isinstance(system, PythonSystem):
         from ragmeter.harness.python import FunctionImportError, PythonAdapter
 
@@ -34,9 +30,9 @@ def make_adapter(
             python = PythonAdapter(system, python_path=[loaded.resolve(p) for p in system.python_path])
         except FunctionImportError as exc:
             raise loaded.error(["system", "function"], str(exc)) from None
-        return python, Redactor({})
+        return python
     if isinstance(system, BuiltinSystem):
         from ragmeter.harness.builtin import BuiltinAdapter
 
-        return BuiltinAdapter.from_suite(loaded, system, default_k=default_k), Redactor({})
+        return BuiltinAdapter.from_suite(loaded, system, default_k=default_k)
     raise AssertionError(f"unhandled system type {system!r}")  # pragma: no cover - the schema forbids it

@@ -23,6 +23,7 @@ from typing import Any, Protocol, TypeVar
 
 from ragmeter.errors import InputError
 from ragmeter.io.outputs import parse_output
+from ragmeter.redaction import redact
 from ragmeter.schema.samples import Sample
 
 T = TypeVar("T")
@@ -72,10 +73,12 @@ class Adapter(Protocol):
 def one_line(text: str, limit: int = MAX_ERROR_CHARS) -> str:
     """Collapse whitespace and cut long messages so an error stays on one line.
 
+    Secrets are redacted before the cut, so that no part of one survives it.
+
     >>> one_line("a\\n   b")
     'a b'
     """
-    flat = " ".join(text.split())
+    flat = " ".join(redact(text).split())
     return flat if len(flat) <= limit else flat[: limit - 1] + "…"
 
 

@@ -2,8 +2,9 @@
 
 Retryable: connection errors, HTTP 5xx and 429 (with ``Retry-After``). Not
 retryable: other 4xx, a body that is not JSON, a response the mapping cannot
-turn into the output contract. Secrets from ``${ENV}`` never reach an error
-message: messages name the URL as written in the suite and are scrubbed.
+turn into the output contract. Messages name the URL as written in the suite;
+the values of its ``${ENV}`` references and of its secret headers are
+registered with :mod:`ragmeter.redaction`, so no writer lets them out.
 
 >>> mapping = ResponseMapping({"answer": "data.text", "retrieved": "data.hits[].{id: doc}"})
 >>> mapping.apply({"data": {"text": "42", "hits": [{"doc": "a"}, {"doc": "b"}]}})
@@ -28,13 +29,13 @@ from ragmeter.errors import ConfigError
 from ragmeter.harness.calls import CallFailed, one_line, question_of, sample_dict
 from ragmeter.harness.suite import HttpSystem
 from ragmeter.harness.templates import (
-    Redactor,
     TemplateError,
     compile_jmespath,
     compile_template,
     expand_env,
     render_template,
 )
+from ragmeter.redaction import is_secret_name, register_env, register_header, register_secret, register_url
 from ragmeter.schema.samples import Sample
 
 SNIPPET_CHARS = 120
@@ -98,6 +99,19 @@ def _refused(exc: BaseException) -> bool:
     return False
 
 
+def _register_named(template: Any, env: Mapping[str, str]) -> None:
+    """Register the literal values of credential-named fields (``api_key: ...``) of a request template."""
+    if isinstance(template, list):
+        for item in template:
+            _register_named(item, env)
+    elif isinstance(template, dict):
+        for name, value in template.items():
+            if isinstance(value, str) and is_secret_name(str(name)) and "{{" not in value:
+                register_secret(expand_env(value, env))
+            else:
+                _register_named(value, env)
+
+
 def _snippet(content: bytes) -> str:
     text = content.decode("utf-8", errors="replace")
     return repr(one_line(text, SNIPPET_CHARS)) if text.strip() else "empty body"
@@ -117,11 +131,17 @@ class HttpAdapter:
         env = os.environ if environ is None else environ
         self.system = system
         self.description = system.url
-        used = {name for _, name in system.env_references()}
-        self.redactor = Redactor({name: env[name] for name in used if name in env})
+        for _, name in system.env_references():
+            register_env(name, env)
         try:
             self._url = expand_env(system.url, env)
             self._headers = {name: expand_env(value, env) for name, value in system.headers.items()}
+            secret = {name.lower() for name in system.secret_headers}
+            for name, value in self._headers.items():
+                register_header(name, value, secret=name.lower() in secret)
+            register_url(self._url)
+            _register_named(system.params, env)
+            _register_named(system.body, env)
             self._params = compile_template(system.params, env) if system.params else None
             self._body = compile_template(system.body, env) if system.body is not None else None
         except TemplateError as exc:  # load_suite checks the environment first; this is a backstop
@@ -173,24 +193,22 @@ class HttpAdapter:
                 raise CallFailed(
                     f"connection refused: {self.description}", retryable=True, refused=True
                 ) from None
-            detail = self.redactor.text(str(exc) or type(exc).__name__)
+            detail = str(exc) or type(exc).__name__
             raise CallFailed(f"connection error: {detail} ({self.description})", retryable=True) from None
         status = response.status_code
         if status == 429 or status >= 500:
             raise CallFailed(
-                self.redactor.text(f"HTTP {status} {response.reason_phrase}: {_snippet(response.content)}"),
+                f"HTTP {status} {response.reason_phrase}: {_snippet(response.content)}",
                 retryable=True,
                 retry_after=parse_retry_after(response.headers.get("Retry-After")),
             )
         if status >= 400:
-            raise CallFailed(
-                self.redactor.text(f"HTTP {status} {response.reason_phrase}: {_snippet(response.content)}")
-            )
+            raise CallFailed(f"HTTP {status} {response.reason_phrase}: {_snippet(response.content)}")
         try:
             data = json.loads(response.content)
         except (json.JSONDecodeError, UnicodeDecodeError) as exc:
             reason = exc.msg if isinstance(exc, json.JSONDecodeError) else "not UTF-8"
             raise CallFailed(
-                self.redactor.text(f"malformed JSON in the response ({reason}): {_snippet(response.content)}")
+                f"malformed JSON in the response ({reason}): {_snippet(response.content)}"
             ) from None
-        return self.redactor.data(self._mapping.apply(data))
+        return self._mapping.apply(data)

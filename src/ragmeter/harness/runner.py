@@ -32,7 +32,6 @@ from typing import Any, Protocol
 
 from ragmeter.harness.calls import Adapter, CallFailed, describe_exception, finish_output
 from ragmeter.harness.journal import OutputsJournal
-from ragmeter.harness.templates import Redactor
 from ragmeter.schema.samples import Sample
 
 MIN_REFUSED_STREAK = 3
@@ -194,14 +193,12 @@ class _Run:
         settings: RunSettings,
         journal: OutputsJournal,
         progress: ProgressSink,
-        redactor: Redactor,
         n_pending: int,
     ) -> None:
         self.adapter = adapter
         self.settings = settings
         self.journal = journal
         self.progress = progress
-        self.redactor = redactor
         self.summary = RunSummary()
         self.refused: list[CallRecord] = []
         self.streak_limit = max(1, min(n_pending, max(MIN_REFUSED_STREAK, settings.concurrency)))
@@ -234,17 +231,16 @@ class _Run:
                     )
                     await asyncio.sleep(delay)
                     continue
-                message = self.redactor.text(failure.message)
+                message = failure.message
                 if attempt > 1:
                     message += f" (after {attempt} attempts)"
                 out = _failure_output(message, latency=latency, attempts=attempt)
                 return CallRecord(sample.id, out, attempt, failed=True, refused=failure.refused)
             except Exception as exc:  # an adapter bug must not lose the question
                 latency = time.perf_counter() - started
-                message = self.redactor.text(f"internal error: {describe_exception(exc)}")
+                message = f"internal error: {describe_exception(exc)}"
                 out = _failure_output(message, latency=latency, attempts=attempt)
                 return CallRecord(sample.id, out, attempt, failed=True)
-            output = self.redactor.data(output)
             output["latency"] = round(latency, 6)
             output["attempts"] = attempt
             return CallRecord(sample.id, output, attempt)
@@ -284,7 +280,6 @@ async def run_calls(
     settings: RunSettings,
     journal: OutputsJournal,
     progress: ProgressSink | None = None,
-    redactor: Redactor | None = None,
 ) -> RunSummary:
     """Ask ``samples`` with up to ``settings.concurrency`` calls at a time; append each outcome to ``journal``.
 
@@ -292,7 +287,7 @@ async def run_calls(
     refuses every connection; whatever was recorded before stays recorded.
     """
     sink = progress or NoProgress()
-    run = _Run(adapter, settings, journal, sink, redactor or Redactor({}), len(samples))
+    run = _Run(adapter, settings, journal, sink, len(samples))
     run.summary.n_samples = len(samples)
     pending = deque(samples)
     started = time.perf_counter()

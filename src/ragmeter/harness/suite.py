@@ -82,6 +82,10 @@ class HttpSystem(BaseModel):
     headers: dict[str, str] = Field(
         default_factory=dict, description="Header values may contain ${ENV} references (secrets)."
     )
+    secret_headers: list[str] = Field(
+        default_factory=list,
+        description="Headers whose values are secrets, besides those named like one (Authorization, *key*, …).",
+    )
     params: dict[str, Any] = Field(
         default_factory=dict, description="Query-string template ({{ expression }} and ${ENV})."
     )
@@ -122,6 +126,14 @@ class HttpSystem(BaseModel):
         if value is not None and not value:
             raise ValueError("must map at least one output field to a JMESPath expression")
         return value
+
+    @model_validator(mode="after")
+    def _secret_headers(self) -> HttpSystem:
+        names = {name.lower() for name in self.headers}
+        for name in self.secret_headers:
+            if name.lower() not in names:
+                raise ValueError(f"secret_headers: {name!r} is not one of the system's headers")
+        return self
 
     @model_validator(mode="after")
     def _default_body(self) -> HttpSystem:

@@ -32,7 +32,6 @@ from ragmeter.harness.results_folder import (
     provenance,
     read_config_to_resume,
     resolved_suite,
-    write_json_atomic,
 )
 from ragmeter.harness.runner import ProgressSink, RunAborted, RunSettings, RunSummary, run_calls
 from ragmeter.harness.suite import (
@@ -43,7 +42,7 @@ from ragmeter.harness.suite import (
     load_suite,
     tidy_path,
 )
-from ragmeter.harness.templates import Redactor
+from ragmeter.io.atomic import write_json_atomic
 from ragmeter.io.datasets import load_dataset
 from ragmeter.io.outputs import parse_output
 from ragmeter.results import EvalResult
@@ -140,7 +139,6 @@ async def _call_all(
     settings: RunSettings,
     journal: OutputsJournal,
     progress: ProgressSink,
-    redactor: Redactor,
     total: int,
     done: int,
 ) -> RunSummary:
@@ -148,9 +146,7 @@ async def _call_all(
     try:
         progress.start(total, done)
         try:
-            return await run_calls(
-                pending, adapter, settings=settings, journal=journal, progress=progress, redactor=redactor
-            )
+            return await run_calls(pending, adapter, settings=settings, journal=journal, progress=progress)
         finally:
             progress.stop()
     finally:
@@ -199,7 +195,7 @@ def run_suite(
         max_backoff_seconds=suite.max_backoff_seconds,
         default_k=default_k,
     )
-    adapter, redactor = make_adapter(loaded, default_k=default_k, environ=environ)
+    adapter = make_adapter(loaded, default_k=default_k, environ=environ)
     if executor is not None and executor.remote:
         executor.start()  # an unreachable cluster is an error before the results folder is touched
         adapter = RemoteAdapter(
@@ -262,7 +258,6 @@ def run_suite(
                         settings=settings,
                         journal=journal,
                         progress=sink,
-                        redactor=redactor,
                         total=len(samples),
                         done=len(state.outputs),
                     )

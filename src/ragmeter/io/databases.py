@@ -6,14 +6,18 @@ and ``PRAGMA user_version`` is the schema version of that kind of database. Open
 * missing, an empty file, or a SQLite database with no table and no marks: a new database
   (created, marked and given its tables when opened for writing);
 * marked by ragmeter, holding the tables of this kind at a schema this ragmeter reads: opened;
-* unmarked but holding exactly this kind's tables and columns: a ragmeter database from before
-  the marks; read as it is, and marked the first time it is opened for writing;
+* unmarked but holding exactly this kind's tables and columns (of this schema or of an older
+  one): a ragmeter database from before the marks; read as it is, and marked the first time it
+  is opened for writing;
 * anything else is refused with one line, before anything is written: a file that is not
   SQLite, another program's database, the other kind of ragmeter database, a newer schema, a
   folder. ragmeter never adds its tables to a database that is not its own.
 
-A schema change raises the kind's ``version``; an older marked database is then migrated in
-:func:`open_database` before use (both kinds are still at version 1).
+A schema change raises the kind's ``version`` and adds a :class:`Migration` from the version
+before. A database at an older schema (marked, or unmarked with exactly that schema's tables) is
+migrated when opened for writing, in one transaction with its marks; opened for reading, the
+file is left as it is and the migration runs on a copy in memory, so readers always see the
+current schema. (The run history is at version 2, the judge cache at version 1.)
 
 >>> import tempfile, pathlib
 >>> kind = DatabaseKind("demo store", "CREATE TABLE IF NOT EXISTS t (a TEXT);", version=1)
@@ -49,6 +53,16 @@ SQLITE_HEADER = b"SQLite format 3\x00"
 
 
 @dataclass(frozen=True)
+class Migration:
+    """An older schema of a kind of database, and the SQL that takes it to the next version."""
+
+    schema: str
+    """The ``CREATE TABLE`` statements of that older version (to recognise it unmarked)."""
+    upgrade: str
+    """SQL statements turning a database at that version into one at the next version."""
+
+
+@dataclass(frozen=True)
 class DatabaseKind:
     """One kind of ragmeter database: its name in messages, its tables, and its schema version."""
 
@@ -57,17 +71,47 @@ class DatabaseKind:
     """``CREATE TABLE IF NOT EXISTS`` statements for every table."""
     version: int
     """``PRAGMA user_version`` of this schema."""
+    migrations: tuple[Migration, ...] = ()
+    """One per older version, oldest first: ``migrations[v - 1]`` takes version ``v`` to ``v + 1``."""
+
+    def __post_init__(self) -> None:
+        if len(self.migrations) != self.version - 1:
+            raise ValueError(f"{self.name}: version {self.version} needs {self.version - 1} migrations")
 
     @cached_property
     def tables(self) -> dict[str, tuple[str, ...]]:
         """Table → column names, as :attr:`schema` creates them."""
-        conn = sqlite3.connect(":memory:")
-        try:
-            conn.executescript(self.schema)
-            return _tables(conn)
-        finally:
-            conn.close()
+        return _tables_of(self.schema)
 
+    @cached_property
+    def tables_by_version(self) -> dict[int, dict[str, tuple[str, ...]]]:
+        """Schema version → its tables and columns, for this version and every older one."""
+        older = {v: _tables_of(m.schema) for v, m in enumerate(self.migrations, start=1)}
+        return {**older, self.version: self.tables}
+
+    def upgrade_from(self, version: int) -> str:
+        """The SQL that takes a database at ``version`` to :attr:`version` (empty when current)."""
+        return "\n".join(m.upgrade for m in self.migrations[version - 1 :])
+
+
+def _tables_of(schema: str) -> dict[str, tuple[str, ...]]:
+    conn = sqlite3.connect(":memory:")
+    try:
+        conn.executescript(schema)
+        return _tables(conn)
+    finally:
+        conn.close()
+
+
+_METRIC_VALUES = """
+CREATE TABLE IF NOT EXISTS metric_values (
+    run_id INTEGER NOT NULL REFERENCES runs(id),
+    metric TEXT NOT NULL,
+    value REAL,
+    n_scored INTEGER,
+    PRIMARY KEY (run_id, metric)
+);
+"""
 
 HISTORY = DatabaseKind(
     "run history",
@@ -80,19 +124,38 @@ CREATE TABLE IF NOT EXISTS runs (
     git_revision TEXT,
     ragmeter_version TEXT,
     n_queries INTEGER NOT NULL,
+    aggregate_json TEXT NOT NULL,
+    suite TEXT,
+    dataset_name TEXT,
+    dataset_sha256 TEXT
+);
+"""
+    + _METRIC_VALUES,
+    version=2,
+    migrations=(
+        Migration(  # version 1: no suite or dataset per run
+            """
+CREATE TABLE IF NOT EXISTS runs (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    created_at TEXT NOT NULL,
+    label TEXT NOT NULL,
+    source TEXT,
+    git_revision TEXT,
+    ragmeter_version TEXT,
+    n_queries INTEGER NOT NULL,
     aggregate_json TEXT NOT NULL
 );
-CREATE TABLE IF NOT EXISTS metric_values (
-    run_id INTEGER NOT NULL REFERENCES runs(id),
-    metric TEXT NOT NULL,
-    value REAL,
-    n_scored INTEGER,
-    PRIMARY KEY (run_id, metric)
-);
+"""
+            + _METRIC_VALUES,
+            """
+ALTER TABLE runs ADD COLUMN suite TEXT;
+ALTER TABLE runs ADD COLUMN dataset_name TEXT;
+ALTER TABLE runs ADD COLUMN dataset_sha256 TEXT;
 """,
-    version=1,
+        ),
+    ),
 )
-"""The run history (:mod:`ragmeter.report.history`): every recorded run's aggregates."""
+"""The run history (:mod:`ragmeter.report.history`): every recorded run's aggregates, suite and dataset."""
 
 JUDGE_CACHE = DatabaseKind(
     "judge cache",
@@ -158,8 +221,8 @@ def _check_file(path: Path, kind: DatabaseKind) -> bool:
     return True
 
 
-def _identify(path: Path, conn: sqlite3.Connection, kind: DatabaseKind) -> bool:
-    """Check that ``conn`` is a database of ``kind``; return whether it still needs its marks."""
+def _identify(path: Path, conn: sqlite3.Connection, kind: DatabaseKind) -> tuple[int, bool]:
+    """Check that ``conn`` is a database of ``kind``: its schema version (0: empty) and whether it is marked."""
     app_id = int(conn.execute("PRAGMA application_id").fetchone()[0])
     version = int(conn.execute("PRAGMA user_version").fetchone()[0])
     tables = _tables(conn)
@@ -170,15 +233,22 @@ def _identify(path: Path, conn: sqlite3.Connection, kind: DatabaseKind) -> bool:
                 f"written by a newer ragmeter ({kind.name} schema {version}; this one reads up to "
                 f"{kind.version}); upgrade ragmeter",
             )
-        if tables and set(tables) != set(kind.tables):
+        if not tables:
+            return 0, True
+        if set(tables) != set(kind.tables):
             other = next((k for k in KINDS if set(k.tables) == set(tables)), None)
             what = f"a ragmeter {other.name}" if other else "a ragmeter database of another kind"
             raise _refuse(path, f"this is {what}, not a {kind.name}; give another path")
-        return not tables
+        if tables != kind.tables_by_version.get(version):
+            raise _refuse(
+                path, f"a damaged ragmeter {kind.name} (its tables are not those of schema {version})"
+            )
+        return version, True
     if app_id == 0 and not tables and version == 0:
-        return True  # an empty database: nothing of anyone's to damage
-    if app_id == 0 and tables == kind.tables and version in (0, kind.version):
-        return True  # ours, from before the marks
+        return 0, False  # an empty database: nothing of anyone's to damage
+    for known, known_tables in kind.tables_by_version.items():
+        if app_id == 0 and tables == known_tables and version in (0, known):
+            return known, False  # ours, from before the marks
     names = ", ".join(tables) or "none"
     owner = f"application id {app_id:#x}, " if app_id else ""
     raise _refuse(
@@ -226,20 +296,29 @@ def check_database(path: Path, kind: DatabaseKind) -> None:
 def open_database(path: Path, kind: DatabaseKind, *, write: bool, **connect: Any) -> sqlite3.Connection:
     """Open the ragmeter database of ``kind`` at ``path`` (see the module docstring for what is refused).
 
-    ``write=True`` creates a missing file (and its folder), the tables, and the marks;
-    ``write=False`` changes nothing (a missing file or an empty database is an :class:`InputError`).
+    ``write=True`` creates a missing file (and its folder), the tables, and the marks, and migrates
+    an older schema in place; ``write=False`` changes nothing (a missing file or an empty database
+    is an :class:`InputError`; an older schema is migrated on a copy in memory).
     ``connect`` goes to :func:`sqlite3.connect` (``timeout``, ``check_same_thread``).
     """
     if not _check_file(path, kind) and not write:
         raise _refuse(path, f"no {kind.name} here")
     conn = _connect(path, kind, write=write, **connect)
     with _closed_on_error(conn, path, f"not a usable {kind.name}"):
-        unmarked = _identify(path, conn, kind)
-        if unmarked and not write and not _tables(conn):
+        found, marked = _identify(path, conn, kind)
+        if found == 0 and not write:
             raise _refuse(path, f"no {kind.name} here (an empty database)")
-        if unmarked and write:
-            conn.executescript(kind.schema)
-            conn.execute(f"PRAGMA application_id = {APPLICATION_ID}")
-            conn.execute(f"PRAGMA user_version = {kind.version}")
-            conn.commit()
+        if write and (found < kind.version or not marked):
+            # one transaction: the file is either left as it was or fully at this schema, marked
+            conn.executescript(
+                f"BEGIN;\n{kind.upgrade_from(found) if found else kind.schema}\n"
+                f"PRAGMA application_id = {APPLICATION_ID};\nPRAGMA user_version = {kind.version};\nCOMMIT;"
+            )
+        elif found < kind.version:
+            memory: sqlite3.Connection = sqlite3.connect(":memory:", **connect)
+            with _closed_on_error(memory, path, f"cannot read the {kind.name} (schema {found})"):
+                conn.backup(memory)
+                conn.close()
+                memory.executescript(kind.upgrade_from(found))
+            return memory
     return conn

@@ -20,7 +20,7 @@ True
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -31,11 +31,11 @@ from ragmeter.judges.config import JudgeConfig
 from ragmeter.judges.eval_plan import ABSTENTION_JUDGE, EVAL_JUDGES, JUDGE_OF_METRIC, JudgingPlan
 from ragmeter.judges.factual import fuzzy_outcome
 from ragmeter.judges.items import JudgeItem, outcome_key
-from ragmeter.judges.redaction import judge_secrets, redact_url, scrub
 from ragmeter.judges.results import UNSCORED_CODES, CostEstimate, JudgeOutcome, JudgeRun
 from ragmeter.judges.runner import estimate_cost, run_judges
 from ragmeter.metrics.inputs import JudgedValue
 from ragmeter.metrics.rag import CALL_FAILED, NO_OUTPUT, UNANSWERABLE
+from ragmeter.redaction import redact_url
 from ragmeter.schema.outputs import SystemOutput
 from ragmeter.schema.samples import Sample
 
@@ -200,7 +200,7 @@ def _run(
 
 
 def _warnings(run: JudgeRun) -> list[str]:
-    out = []
+    out = list(run.notes)
     usage = run.usage
     if usage.budget_exhausted:
         left = sum(1 for o in run.outcomes if o.unscored_code == "budget_exhausted")
@@ -225,9 +225,8 @@ def _warnings(run: JudgeRun) -> list[str]:
     return out
 
 
-def _dump(outcome: JudgeOutcome, secrets: Mapping[str, str]) -> dict[str, Any]:
-    data = outcome.model_dump(mode="json", exclude={"key", "item_id", "result_id"})
-    return dict(scrub(data, secrets))
+def _dump(outcome: JudgeOutcome) -> dict[str, Any]:
+    return outcome.model_dump(mode="json", exclude={"key", "item_id", "result_id"})
 
 
 def judge_answers(
@@ -250,7 +249,6 @@ def judge_answers(
         config.fuzzy_threshold if config is not None else JudgeConfig.model_fields["fuzzy_threshold"].default
     )
     prepared = _prepare(samples, outputs, sample_k, plan)
-    secrets = judge_secrets(config) if config is not None else {}
     llm_items = [i for i in prepared.items if i.judges]
     judges = [j for j in (*EVAL_JUDGES, ABSTENTION_JUDGE) if any(j in (i.judges or ()) for i in llm_items)]
     warnings: list[str] = []
@@ -311,9 +309,9 @@ def judge_answers(
                 values[metric].append(JudgedValue(None, prepared.blocked.get((q, judge), "")))
         line: dict[str, Any] = {}
         if found:
-            line["judges"] = {o.judge: _dump(o, secrets) for o in found.values()}
+            line["judges"] = {o.judge: _dump(o) for o in found.values()}
         if sample.id in spot:
-            line["judges_spot_check"] = {j: _dump(o, secrets) for j, o in spot[sample.id].items()}
+            line["judges_spot_check"] = {j: _dump(o) for j, o in spot[sample.id].items()}
         output = outputs[q]
         if sample.answerable in plan.abstention_for and output is not None:
             if output.abstained is not None:
@@ -326,13 +324,11 @@ def judge_answers(
     reliability_stats: dict[str, dict[str, Any]] = {}
     if run is not None:
         run_info = {k: v for k, v in run.provenance.items() if k != "ragmeter_version"}
-        provenance |= scrub(run_info, secrets)
+        provenance |= run_info
         provenance["usage"] = run.usage.model_dump(mode="json")
         provenance["estimate"] = run.estimate.model_dump(mode="json") if run.estimate is not None else None
         provenance["summary"] = {m: s.model_dump(mode="json") for m, s in run.summary.items()}
         provenance["resumed"] = run.resumed
-        reliability_stats = {
-            m: dict(scrub(s.model_dump(mode="json"), secrets)) for m, s in run.judge_reliability.items()
-        }
+        reliability_stats = {m: s.model_dump(mode="json") for m, s in run.judge_reliability.items()}
         warnings.extend(_warnings(run))
     return AnswerJudgements(values, details, reliability_stats, provenance, warnings)

@@ -21,13 +21,15 @@ import hashlib
 import json
 import sqlite3
 import threading
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from ragmeter.errors import ConfigError
 from ragmeter.io.databases import JUDGE_CACHE, open_database
+from ragmeter.redaction import redact
 
 CACHE_SCHEMA_VERSION = JUDGE_CACHE.version
 
@@ -104,9 +106,18 @@ class JudgeCache:
                 raise ConfigError(f"cannot open the judge cache ({exc})", where=str(self.path)) from None
         self._lock = threading.Lock()
 
+    @contextmanager
+    def _locked(self) -> Iterator[None]:
+        """Hold the lock; a database error (a full disk, a damaged file) becomes one line naming the cache."""
+        with self._lock:
+            try:
+                yield
+            except sqlite3.DatabaseError as exc:
+                raise ConfigError(f"cannot use the judge cache ({exc})", where=str(self.path)) from None
+
     def get(self, key: str) -> dict[str, Any] | None:
         """The stored record for ``key`` (and count the hit), or ``None``."""
-        with self._lock:
+        with self._locked():
             row = self._conn.execute("SELECT record FROM judgements WHERE key = ?", (key,)).fetchone()
             if row is None:
                 return None
@@ -134,14 +145,15 @@ class JudgeCache:
         model: str,
         endpoint: str,
     ) -> None:
-        """Store a usable judgement (callers never store failures)."""
-        text = json.dumps(dict(record), ensure_ascii=False, sort_keys=True)
-        with self._lock:
+        """Store a usable judgement (callers never store failures); secrets are redacted."""
+        text = redact(json.dumps(dict(record), ensure_ascii=False, sort_keys=True))
+        model, endpoint = redact(model), redact(normalise_endpoint(endpoint))
+        with self._locked():
             self._conn.execute(
                 "INSERT OR REPLACE INTO judgements"
                 "(key, judge, prompt_id, prompt_version, model, endpoint, created_at, hits, record)"
                 " VALUES (?, ?, ?, ?, ?, ?, ?, 0, ?)",
-                (key, judge, prompt_id, prompt_version, model, normalise_endpoint(endpoint), _now(), text),
+                (key, judge, prompt_id, prompt_version, model, endpoint, _now(), text),
             )
             self._conn.commit()
 
@@ -186,7 +198,7 @@ class JudgeCache:
             clauses.append("model = ?")
             params.append(model)
         where = f" WHERE {' AND '.join(clauses)}" if clauses else ""
-        with self._lock:
+        with self._locked():
             removed = self._conn.execute(f"DELETE FROM judgements{where}", params).rowcount
             self._conn.commit()
             if removed:

@@ -23,6 +23,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from ragmeter.errors import ConfigError
 from ragmeter.io.records import describe_validation_error
+from ragmeter.redaction import register_secret
 from ragmeter.schema.urls import check_http_url
 
 DEFAULT_CACHE_PATH = ".ragmeter/judge_cache.sqlite"
@@ -173,6 +174,7 @@ def resolve_api_key(env_name: str | None) -> str:
     value = os.environ.get(env_name)
     if not value:
         raise ConfigError(f"environment variable {env_name} is not set", where="judge.api_key_env")
+    register_secret(value)
     return value
 
 

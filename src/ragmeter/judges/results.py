@@ -193,6 +193,7 @@ class JudgeRun(BaseModel):
     judge_reliability: dict[str, ReliabilityStats] = Field(default_factory=dict)
     provenance: dict[str, Any]
     resumed: int = Field(default=0, description="Outcomes taken from the log of an earlier run.")
+    notes: list[str] = Field(default_factory=list, description="What reading the log repaired.")
 
     def values(self) -> dict[str, dict[str, float | None]]:
         """``item_id -> metric -> value`` (``None`` = unscored); relevance uses ``item_id/result_id``."""

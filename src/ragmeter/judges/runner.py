@@ -125,6 +125,7 @@ def _run(
         judge_reliability=spot.stats if spot is not None else {},
         provenance=provenance,
         resumed=len(from_log),
+        notes=log.notes if log is not None else [],
     )
 
 

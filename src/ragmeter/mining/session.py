@@ -46,7 +46,7 @@ from ragmeter.mining.registry import (
     design_from_spec,
     load_registry,
 )
-from ragmeter.mining.sandbox import SandboxInfo, SandboxLimits, probe
+from ragmeter.mining.sandbox import SandboxInfo, SandboxLimits, probe, refusal
 from ragmeter.mining.solvers import Solver, load_python_solver
 from ragmeter.mining.trials import TrialWorker, local_trial_pool
 from ragmeter.mining.validators import AnswerValidator, PytestValidator, Validator
@@ -160,10 +160,7 @@ def build_validator(
         sandbox_cache[mode] = probe(mode)
     info = sandbox_cache[mode]
     if info.kind == "unavailable":
-        raise ConfigError(
-            f"benchmark {bench.name!r} runs untrusted code but no sandbox works here: {info.reason}. "
-            "Install bubblewrap (apt-get install bubblewrap), or pass --unsafe-no-sandbox to run without one"
-        )
+        raise ConfigError(f"benchmark {bench.name!r}: {refusal(info)}")
     limits = SandboxLimits(
         timeout_s=spec.timeout_s,
         cpu_s=spec.cpu_s,
@@ -265,7 +262,7 @@ def mine(
     if sandbox_cache:
         info = next(iter(sandbox_cache.values()))
         sandbox = info.to_dict()
-        if info.kind != "bwrap":
+        if info.kind == "none":
             notify(f"warning: sandbox: {sandbox['description']}")
         for note in info.notes:
             notify(f"note: sandbox: {note}")
@@ -290,6 +287,7 @@ def mine(
             progress=progress_sink,
             stop_event=stop,
             pool=pool,
+            notify=notify,
         )
 
     def written(done: int) -> None:

@@ -33,7 +33,7 @@ from ragmeter.io.records import (
 from ragmeter.results import SCHEMA_VERSION, EvalResult
 
 MAX_ROWS = 2000
-"""Per-query rows kept for the report's drill-down (all are checked)."""
+"""Per-query rows kept by default (all are checked); the report asks for all of them."""
 
 
 @dataclass(frozen=True)
@@ -49,8 +49,6 @@ class LoadedResults:
     """Per-query rows for the drill-down: the first lines of ``per_query.jsonl``, or the agentic traces."""
     name: str = ""
     """The label when the results were named by a file other than ``metrics.json``."""
-    n_rows: int | None = None
-    """How many per-query rows there are in all (``rows`` keeps the first ones); ``None``: all are in ``rows``."""
 
     @property
     def label(self) -> str:
@@ -58,14 +56,14 @@ class LoadedResults:
         return self.name or self.path.resolve().name or str(self.path)
 
 
-def load_results(path: str | Path, *, max_rows: int = MAX_ROWS) -> LoadedResults:
+def load_results(path: str | Path, *, max_rows: int | None = MAX_ROWS) -> LoadedResults:
     """Load ``metrics.json`` (required), ``config.json`` and ``per_query.jsonl`` (optional) from a results folder.
 
     A path to a ``metrics.json`` file is accepted too. Every file is checked: malformed JSON, a
     value that is not a number or null (NaN and infinity included), or a ``per_query.jsonl``
     that does not hold exactly the queries of ``metrics.json`` is an :class:`InputError` naming
     the file, the line and the field; results are never reported, compared or gated half-read.
-    The first ``max_rows`` lines of ``per_query.jsonl`` are kept for the report's drill-down.
+    The first ``max_rows`` lines of ``per_query.jsonl`` (all when ``None``) are kept as ``rows``.
     """
     path = Path(path)
     folder = path.parent if path.is_file() else path
@@ -93,11 +91,10 @@ def load_results(path: str | Path, *, max_rows: int = MAX_ROWS) -> LoadedResults
     config_file = folder / "config.json"
     config = _read_json_object(config_file) if config_file.exists() else {}
     rows_file = folder / "per_query.jsonl"
-    n_rows = None
     if not agentic and metrics_file.name == "metrics.json" and rows_file.exists():
-        rows, n_rows = read_per_query_rows(rows_file, result, max_rows=max_rows)
+        rows = read_per_query_rows(rows_file, result, max_rows=max_rows)
     name = metrics_file.stem if metrics_file.name != "metrics.json" else ""
-    return LoadedResults(folder, result, config, data, rows, name, n_rows)
+    return LoadedResults(folder, result, config, data, rows, name)
 
 
 def _read_json_object(path: Path) -> dict[str, Any]:
@@ -132,15 +129,17 @@ def _check_finite(result: EvalResult, *, where: str) -> None:
 
 
 def read_per_query_rows(
-    path: Path, result: EvalResult, *, max_rows: int = MAX_ROWS
-) -> tuple[list[dict[str, Any]], int]:
-    """Check ``per_query.jsonl`` against ``result`` and return its first ``max_rows`` lines and their count.
+    path: Path, result: EvalResult, *, max_rows: int | None = MAX_ROWS
+) -> list[dict[str, Any]]:
+    """Check ``per_query.jsonl`` against ``result`` and return its first ``max_rows`` lines (all: ``None``).
 
     Each line is an object with the ``id`` of a query of ``metrics.json`` (once) and its
     ``metrics`` (numbers or null); every query has its line.
     """
     rows: list[dict[str, Any]] = []
     seen: dict[str, str] = {}
+    if not result.per_query and path.stat().st_size == 0:
+        return rows  # results of no query: ragmeter writes an empty file
     for record in read_jsonl(path):
         line = record.value
         if not isinstance(line, dict):
@@ -164,7 +163,7 @@ def read_per_query_rows(
                 raise InputError(
                     f"metrics.{name}: expected a number or null, got {value!r}", where=record.where
                 )
-        if len(rows) < max_rows:
+        if max_rows is None or len(rows) < max_rows:
             rows.append(line)
     missing = [qid for qid in result.per_query if qid not in seen]
     if missing:
@@ -173,7 +172,11 @@ def read_per_query_rows(
             "metrics.json are missing; the file is incomplete)",
             where=str(path),
         )
-    return rows, len(seen)
+    return rows
+
+
+ITERATIONS_FOR_ALL_GOOD = "IterationsForAllGoodResults"
+"""Its per-trace value is the trace's ``iterations_for_all_good`` (not in ``at_n``)."""
 
 
 def _number(value: Any, where: str) -> float | None:
@@ -184,15 +187,20 @@ def _number(value: Any, where: str) -> float | None:
     return float(value)
 
 
+def _trace_field(name: str) -> str:
+    return "iterations_for_all_good" if name == ITERATIONS_FOR_ALL_GOOD else f"at_n.{name}"
+
+
 def agentic_as_metrics(data: dict[str, Any], *, where: str) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     """An agentic result as a metrics JSON (traces as queries, values at i = N) plus drill-down rows.
 
-    >>> doc = {"kind": "agentic", "aggregate": {"averages_at_n": {"CG": 3.0}, "n_at_n": {"CG": 1},
-    ...        "averages_by_iteration": {"CG": [1.0, 3.0]}, "traces_by_iteration": [1, 1]},
-    ...        "traces": [{"trace_id": "t", "status": "scored", "n_iterations": 2, "at_n": {"CG": 3.0}}]}
+    >>> doc = {"kind": "agentic", "aggregate": {"averages_at_n": {"CG": 3.0, "IterationsForAllGoodResults": 2.0},
+    ...        "n_at_n": {"CG": 1}, "averages_by_iteration": {"CG": [1.0, 3.0]}, "traces_by_iteration": [1, 1]},
+    ...        "traces": [{"trace_id": "t", "status": "scored", "n_iterations": 2, "at_n": {"CG": 3.0},
+    ...                    "iterations_for_all_good": 2}]}
     >>> metrics, rows = agentic_as_metrics(doc, where="a.json")
     >>> metrics["aggregate"], metrics["per_query"], metrics["agentic"]["averages_by_iteration"]
-    ({'CG': 3.0}, {'t': {'CG': 3.0}}, {'CG': [1.0, 3.0]})
+    ({'CG': 3.0, 'IterationsForAllGoodResults': 2.0}, {'t': {'CG': 3.0, 'IterationsForAllGoodResults': 2.0}}, {'CG': [1.0, 3.0]})
     """
     aggregate = data.get("aggregate")
     traces = data.get("traces")
@@ -206,17 +214,21 @@ def agentic_as_metrics(data: dict[str, Any], *, where: str) -> tuple[dict[str, A
         if not isinstance(trace, dict) or not isinstance(trace.get("at_n") or {}, dict):
             raise InputError(f"traces[{index}]: expected an object with 'trace_id' and 'at_n'", where=where)
         trace_id = str(trace.get("trace_id"))
-        values = trace.get("at_n") or {}
+        values = {**(trace.get("at_n") or {}), ITERATIONS_FOR_ALL_GOOD: trace.get("iterations_for_all_good")}
+        unscored: dict[str, str] = {}
         if trace.get("status") == "scored":
             per_query[trace_id] = {
-                name: _number(values.get(name), f"{where}: traces[{index}].at_n.{name}") for name in names
+                name: _number(values.get(name), f"{where}: traces[{index}].{_trace_field(name)}")
+                for name in names
             }
+            reason = trace.get("iterations_for_all_good_reason")
+            if ITERATIONS_FOR_ALL_GOOD in names and values[ITERATIONS_FOR_ALL_GOOD] is None and reason:
+                unscored[ITERATIONS_FOR_ALL_GOOD] = str(reason)
+        else:
+            reason = str(trace.get("reason") or trace.get("status"))
+            unscored = dict.fromkeys(names, reason)
         rows.append(
-            {
-                "id": trace_id,
-                "metrics": per_query.get(trace_id, {}),
-                **{k: trace.get(k) for k in ("status", "reason", "where", "n_iterations") if trace.get(k)},
-            }
+            {"id": trace_id, "metrics": per_query.get(trace_id, {}), "unscored": unscored, "trace": trace}
         )
     n_at_n = aggregate.get("n_at_n") or {}
     metrics = {
@@ -232,6 +244,7 @@ def agentic_as_metrics(data: dict[str, Any], *, where: str) -> tuple[dict[str, A
         "provenance": dict(data.get("provenance") or {}),
         "agentic": {
             "averages_by_iteration": aggregate.get("averages_by_iteration") or {},
+            "n_by_iteration": aggregate.get("n_by_iteration") or {},
             "traces_by_iteration": aggregate.get("traces_by_iteration") or [],
             "redundancy": aggregate.get("redundancy"),
             "counts": aggregate.get("counts"),

@@ -108,13 +108,16 @@ class Anchor(_Location):
     """A gold support: ``rel_path`` + ``heading_path`` (a prefix), optional snippets, recency flag.
 
     Without ``heading_path`` the anchor is the whole file. ``newer: true`` marks
-    the newer side of a recency/conflict question.
+    the newer side of a recency/conflict question. ``evidence`` (written by
+    ``ragmeter synth``: the verdict and the trial counts that prove the support
+    necessary) is kept as given and never used for matching.
     """
 
     model_config = ConfigDict(extra="forbid")
 
     snippets: list[str] = Field(default_factory=list)
     newer: bool = False
+    evidence: dict[str, Any] | None = None
 
     @field_validator("snippets", mode="before")
     @classmethod
