@@ -124,6 +124,9 @@ class Comparison(BaseModel):
     notes: list[str] = Field(default_factory=list)
     baseline_aggregate: dict[str, float | None] = Field(default_factory=dict)
     candidate_aggregate: dict[str, float | None] = Field(default_factory=dict)
+    totals_only: list[str] = Field(default_factory=list)
+    """Metrics that exist only as totals (an error rate, a cost total): in an aggregate, but in no
+    per-query row of either run, so only their totals can be compared."""
 
     def get(self, metric: str) -> MetricComparison | None:
         """The comparison of ``metric`` (exact canonical name), if both runs have it."""
@@ -267,7 +270,16 @@ def compare_results(
         notes=notes,
         baseline_aggregate=dict(baseline.aggregate),
         candidate_aggregate=dict(candidate.aggregate),
+        totals_only=_totals_only(baseline, candidate),
     )
+
+
+def _totals_only(baseline: EvalResult, candidate: EvalResult) -> list[str]:
+    per_query: set[str] = set()
+    for result in (baseline, candidate):
+        for values in result.per_query.values():
+            per_query.update(values)
+    return [n for n in dict.fromkeys([*baseline.aggregate, *candidate.aggregate]) if n not in per_query]
 
 
 def _check_something_to_compare(

@@ -7,6 +7,10 @@ A rule says when the gate **fails**: ``METRIC OP NUMBER``.
 * ``delta(METRIC)`` or ``abs(METRIC)`` say it explicitly; a ``%`` after a signed
   number compares the delta relative to the baseline mean.
 
+A delta is taken over the queries both runs scored. A metric that exists only as
+totals (an error rate or a cost total with no per-query values in either run)
+changes by candidate total − baseline total (relative: over the baseline total).
+
 ``ndcg@10<-0.02`` fails when nDCG@10 dropped by more than 0.02;
 ``error_rate>0.01`` fails when the candidate's error rate is above 1 %.
 
@@ -182,7 +186,9 @@ def check_rules(
         hit = OPS[rule.op](value, rule.threshold)
         significant = True
         note = ""
-        if hit and alpha is not None and rule.mode != "absolute" and paired is not None:
+        if alpha is not None and rule.mode != "absolute" and rule.metric in comparison.totals_only:
+            note = " (totals only: no per-query values to test significance on)"
+        elif hit and alpha is not None and rule.mode != "absolute" and paired is not None:
             p = paired.p_adjusted if paired.p_adjusted is not None else paired.p_value
             significant = p is not None and p < alpha
             note = f" (p = {p:.4g}{'' if significant else f', not significant at {alpha}'})"
@@ -198,10 +204,13 @@ def _nothing(rule: Rule, what: str) -> ConfigError:
 
 
 def _rule_value(rule: Rule, comparison: Comparison, paired: MetricComparison | None) -> float:
-    """The number a rule compares: the candidate's value, or the (relative) change over the paired queries.
+    """The number a rule compares: the candidate's value, or the (relative) change.
 
-    A value that is missing or not finite is a :class:`ConfigError`, never a pass; a change is
-    never taken from aggregates over different queries.
+    The change of a metric with per-query values is taken over the paired queries only, never
+    from aggregates over different queries. A metric that exists only as totals (an error rate,
+    a cost total: :attr:`~ragmeter.report.compare.Comparison.totals_only`) changes by candidate
+    total − baseline total (relative: divided by the baseline total). A value that is missing or
+    not finite is a :class:`ConfigError`, never a pass.
     """
     if rule.mode == "absolute":
         cand = comparison.candidate_aggregate.get(rule.metric)
@@ -211,18 +220,32 @@ def _rule_value(rule: Rule, comparison: Comparison, paired: MetricComparison | N
             )
         value = cand
     else:
-        if paired is None or paired.n_pairs == 0 or paired.delta is None:
+        start: float | None
+        if rule.metric in comparison.totals_only:
+            start = _total(rule, comparison.baseline, comparison.baseline_aggregate)
+            delta = _total(rule, comparison.candidate, comparison.candidate_aggregate) - start
+        elif paired is None or paired.n_pairs == 0 or paired.delta is None:
             raise _nothing(
                 rule,
                 f"no query has a value for {rule.metric} in both {comparison.baseline} and {comparison.candidate}",
             )
-        delta, start = paired.delta, paired.baseline_mean
+        else:
+            delta, start = paired.delta, paired.baseline_mean
         if rule.mode == "relative" and not start:
             raise _nothing(rule, f"a relative change from a baseline {rule.metric} of 0 is undefined")
         value = delta / start if rule.mode == "relative" and start else delta
     if not math.isfinite(value):
         raise _nothing(rule, f"the value of {rule.metric} is {value}")
     return value
+
+
+def _total(rule: Rule, label: str, aggregate: dict[str, float | None]) -> float:
+    """The run total of a totals-only metric in one run; missing or not finite is an error."""
+    total = aggregate.get(rule.metric)
+    if total is None or not math.isfinite(total):
+        what = "no total" if total is None else f"a total of {total}"
+        raise _nothing(rule, f"{label} has {what} for {rule.metric} (it has no per-query values)")
+    return total
 
 
 def junit_xml(outcomes: Sequence[RuleOutcome], *, suite: str = "ragmeter.gate") -> str:
