@@ -103,7 +103,23 @@ def _tables_of(schema: str) -> dict[str, tuple[str, ...]]:
         conn.close()
 
 
-_METRIC_VALUES = """
+_RUNS_V1 = """
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    created_at TEXT NOT NULL,
+    label TEXT NOT NULL,
+    source TEXT,
+    git_revision TEXT,
+    ragmeter_version TEXT,
+    n_queries INTEGER NOT NULL,
+    aggregate_json TEXT NOT NULL"""
+_RUNS_ADDED_IN_V2 = ("suite", "dataset_name", "dataset_sha256")
+"""What runs gained at version 2: each run's suite and dataset (all TEXT, added at the end)."""
+
+
+def _history_schema(runs_columns: str) -> str:
+    return f"""
+CREATE TABLE IF NOT EXISTS runs ({runs_columns}
+);
 CREATE TABLE IF NOT EXISTS metric_values (
     run_id INTEGER NOT NULL REFERENCES runs(id),
     metric TEXT NOT NULL,
@@ -113,45 +129,15 @@ CREATE TABLE IF NOT EXISTS metric_values (
 );
 """
 
+
 HISTORY = DatabaseKind(
     "run history",
-    """
-CREATE TABLE IF NOT EXISTS runs (
-    id INTEGER PRIMARY KEY AUTOINCREMENT,
-    created_at TEXT NOT NULL,
-    label TEXT NOT NULL,
-    source TEXT,
-    git_revision TEXT,
-    ragmeter_version TEXT,
-    n_queries INTEGER NOT NULL,
-    aggregate_json TEXT NOT NULL,
-    suite TEXT,
-    dataset_name TEXT,
-    dataset_sha256 TEXT
-);
-"""
-    + _METRIC_VALUES,
+    _history_schema(_RUNS_V1 + "".join(f",\n    {column} TEXT" for column in _RUNS_ADDED_IN_V2)),
     version=2,
     migrations=(
-        Migration(  # version 1: no suite or dataset per run
-            """
-CREATE TABLE IF NOT EXISTS runs (
-    id INTEGER PRIMARY KEY AUTOINCREMENT,
-    created_at TEXT NOT NULL,
-    label TEXT NOT NULL,
-    source TEXT,
-    git_revision TEXT,
-    ragmeter_version TEXT,
-    n_queries INTEGER NOT NULL,
-    aggregate_json TEXT NOT NULL
-);
-"""
-            + _METRIC_VALUES,
-            """
-ALTER TABLE runs ADD COLUMN suite TEXT;
-ALTER TABLE runs ADD COLUMN dataset_name TEXT;
-ALTER TABLE runs ADD COLUMN dataset_sha256 TEXT;
-""",
+        Migration(
+            _history_schema(_RUNS_V1),
+            "".join(f"ALTER TABLE runs ADD COLUMN {column} TEXT;\n" for column in _RUNS_ADDED_IN_V2),
         ),
     ),
 )
