@@ -69,7 +69,7 @@ def label_from_record(value: Any, *, where: str, keys: KeyMaker) -> Label:
     try:
         record = LabelRecord.model_validate(value)
     except ValidationError as exc:
-        raise InputError(describe_validation_error(exc), where=where) from None
+        raise InputError(describe_validation_error(exc, LabelRecord), where=where) from None
     if record.key is not None:
         key = normalise_key_name(record.key, keys)
         if key is None:

@@ -31,6 +31,7 @@ from pydantic import (
 )
 
 from ragmeter.dedup.domain_id import normalise_domain_id
+from ragmeter.schema.rag import near_miss_key
 
 SCHEMA_PATH = Path(__file__).with_name("trace.schema.json")
 """Where the JSON Schema of :class:`Trace` is shipped inside the package."""
@@ -69,6 +70,15 @@ class SearchResult(BaseModel):
     title: str | None = None
     snippet: str | None = None
     gain: Gain | None = Field(default=None, description="relevance label 0-4, if the trace carries one")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _no_misspelt_fields(cls, value: Any) -> Any:
+        """Other fields are ignored, but a misspelt known one (``gian``) is an error, not a lost gain."""
+        miss = near_miss_key(value, cls.model_fields)
+        if miss is not None:
+            raise ValueError(f"unknown field {miss[0]!r}; did you mean {miss[1]!r}?")
+        return value
 
 
 class Search(BaseModel):

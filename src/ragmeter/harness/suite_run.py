@@ -18,6 +18,7 @@ from typing import Any
 
 from ragmeter.config import RagmeterConfig, load_config
 from ragmeter.errors import ConfigError, InputError, RagmeterError
+from ragmeter.evaluation.dataset_inputs import check_no_embedded_outputs
 from ragmeter.executors.base import Executor, use_executor
 from ragmeter.harness.adapters import make_adapter
 from ragmeter.harness.calls import Adapter, question_of
@@ -30,7 +31,7 @@ from ragmeter.harness.results_folder import (
     INDEX_STATS_FILENAME,
     claim_results_dir,
     provenance,
-    read_previous_config,
+    read_config_to_resume,
     resolved_suite,
 )
 from ragmeter.harness.runner import ProgressSink, RunAborted, RunSettings, RunSummary, call_all
@@ -44,6 +45,7 @@ from ragmeter.harness.suite import (
 )
 from ragmeter.io.atomic import write_json_atomic
 from ragmeter.io.datasets import load_dataset
+from ragmeter.io.outputs import parse_output
 from ragmeter.results import EvalResult
 from ragmeter.schema.samples import Sample
 
@@ -91,7 +93,11 @@ def _check_questions(loaded: LoadedSuite, samples: Sequence[Sample]) -> None:
             )
 
 
-def _check_resumed_ids(state: JournalState, samples: Sequence[Sample], outputs_path: Path) -> None:
+def _check_resumed(state: JournalState, samples: Sequence[Sample], outputs_path: Path) -> None:
+    """The recorded outputs a resumed run keeps must belong to the dataset and read as outputs.
+
+    Checked before anything is asked or written: scoring would refuse them after the new calls.
+    """
     known = {s.id for s in samples}
     unknown = [sid for sid in state.outputs if sid not in known]
     if unknown:
@@ -100,6 +106,8 @@ def _check_resumed_ids(state: JournalState, samples: Sequence[Sample], outputs_p
             "the dataset changed — use --fresh or a new results_dir",
             where=str(outputs_path),
         )
+    for sid, output in state.outputs.items():
+        parse_output(output, where=f"{outputs_path} (sample {sid!r})")
 
 
 def _suite_changes(previous: Mapping[str, Any] | None, current: Mapping[str, Any]) -> list[str]:
@@ -157,6 +165,12 @@ def run_suite(
     suite = loaded.suite
     samples = load_dataset(loaded.dataset_path)
     _check_questions(loaded, samples)
+    check_no_embedded_outputs(
+        samples,
+        where=str(loaded.dataset_path),
+        other="the system under test",
+        fix="score the embedded outputs with 'ragmeter eval'",
+    )
     cfg, _ = load_config(config)
     default_k = suite.k or cfg.metrics.retrieval.default_k
     settings = RunSettings(
@@ -182,12 +196,12 @@ def run_suite(
     keep = [loaded.dataset_path]
     if isinstance(suite.system, BuiltinSystem):
         keep.append(loaded.resolve(suite.system.vault))
-    previous = read_previous_config(folder) if resume else None
+    previous = read_config_to_resume(folder) if resume and folder.is_dir() else None
     continuing = claim_results_dir(folder, resume=resume, fresh=fresh, suite_path=loaded.path, keep=keep)
     outputs_path = folder / OUTPUTS_FILENAME
     state = read_journal(outputs_path, repair=True) if continuing else JournalState()
     warnings = list(state.warnings)
-    _check_resumed_ids(state, samples, outputs_path)
+    _check_resumed(state, samples, outputs_path)
     suite_doc = resolved_suite(loaded, results_dir=folder)
     changed = _suite_changes(previous, suite_doc)
     if changed:
