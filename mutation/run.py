@@ -1,0 +1,395 @@
+"""Mutation testing of ragmeter's core modules with mutmut: ``make mutation`` (not part of ``make test``).
+
+    .venv/bin/python mutation/run.py                        # every core module, one after the other
+    .venv/bin/python mutation/run.py report/gate report/stats   # some of them (paths under src/ragmeter)
+    .venv/bin/python mutation/run.py --list                 # the core modules
+
+The core modules are one table: ``only_mutate`` in ``[tool.mutmut]`` of ``pyproject.toml``
+(add a line there to put a new module under mutation testing). Each module is run on its
+own (``mutmut run "ragmeter.<module>.*"``, one worker, ``-x -n 0``, mutmut's per-mutant CPU
+timeout), and each mutant runs only the tests that call the mutated function (mutmut
+records which tests call which function once, in its stats run).
+
+A surviving mutant that cannot change behaviour is *equivalent*: it is listed, with a
+one-line reason, in ``mutation/equivalent.toml``, matched by module, function and the
+changed lines (not by mutmut's numbering, which shifts when code changes), and left out of
+the denominator. The kill rate of a module is ``detected / (mutants - equivalent)``, where
+*detected* counts killed mutants, timeouts and crashes, and a mutant no test reaches counts
+as surviving.
+
+Each module's result (date, commit, counts, surviving mutants) is appended to
+``mutation/history.jsonl``; ``docs/mutation.md`` is then written from it: the latest and
+the first recorded run of every module, the equivalent mutants with their reasons, and the
+mutants that survived the latest run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import json
+import os
+import subprocess
+import sys
+import threading
+import time
+import tomllib
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+HISTORY = ROOT / "mutation" / "history.jsonl"
+EQUIVALENT = ROOT / "mutation" / "equivalent.toml"
+RESULTS = ROOT / "docs" / "mutation.md"
+MUTMUT = [sys.executable, "-m", "mutmut"]
+DETECTED = {"killed", "timeout", "segfault", "suspicious"}
+"""Statuses that mean the tests noticed the mutant (a test failed, hung or the process died)."""
+PROGRESS_SECONDS = 30.0
+
+
+def core_modules() -> list[str]:
+    """The table of core modules (``src/ragmeter/...py`` paths) from ``[tool.mutmut] only_mutate``."""
+    config = tomllib.loads((ROOT / "pyproject.toml").read_text("utf-8"))
+    return list(config["tool"]["mutmut"]["only_mutate"])
+
+
+def dotted(path: str) -> str:
+    """``src/ragmeter/report/gate.py`` → ``ragmeter.report.gate``."""
+    return path.removeprefix("src/").removesuffix(".py").replace("/", ".")
+
+
+def function_of(mutant: str, module: str) -> str:
+    """The function a mutant changes: ``…gate.x_check_rules__mutmut_4`` → ``check_rules``; methods as ``Class.name``."""
+    name = mutant.removeprefix(module + ".").rsplit("__mutmut_", 1)[0]
+    if name.startswith("xǁ"):
+        return ".".join(part for part in name.split("ǁ")[1:] if part)
+    return name.removeprefix("x_")
+
+
+@dataclass(frozen=True)
+class Equivalent:
+    """A reviewed equivalent mutant: where, the lines it changes, and why it changes nothing."""
+
+    module: str
+    function: str
+    removed: tuple[str, ...]
+    added: tuple[str, ...]
+    reason: str
+
+
+def load_equivalents(path: Path = EQUIVALENT) -> list[Equivalent]:
+    """The reviewed list of equivalent mutants; every entry needs a reason."""
+    if not path.exists():
+        return []
+    entries = tomllib.loads(path.read_text("utf-8")).get("equivalent", [])
+    out = []
+    for i, entry in enumerate(entries, start=1):
+        if not str(entry.get("reason", "")).strip():
+            raise SystemExit(f"Error: {path}: equivalent #{i} ({entry.get('function')}): no reason given")
+        out.append(
+            Equivalent(
+                entry["module"],
+                entry["function"],
+                tuple(_lines(entry.get("removed", ""))),
+                tuple(_lines(entry.get("added", ""))),
+                entry["reason"].strip(),
+            )
+        )
+    return out
+
+
+def _lines(text: str | list[str]) -> list[str]:
+    items = text if isinstance(text, list) else text.splitlines()
+    return [line.strip() for line in items if line.strip()]
+
+
+@dataclass
+class Mutant:
+    """One mutant of a module: its name, status and the lines it changes."""
+
+    name: str
+    function: str
+    status: str
+    removed: list[str] = field(default_factory=list)
+    added: list[str] = field(default_factory=list)
+
+    def matches(self, eq: Equivalent, module: str) -> bool:
+        """Whether ``eq`` describes this mutant."""
+        return (
+            eq.module == module
+            and eq.function == self.function
+            and tuple(self.removed) == eq.removed
+            and tuple(self.added) == eq.added
+        )
+
+
+def diff_of(name: str) -> tuple[list[str], list[str]]:
+    """The removed and added lines of a mutant (``mutmut show``), stripped."""
+    shown = subprocess.run([*MUTMUT, "show", name], cwd=ROOT, capture_output=True, text=True, check=True)
+    removed, added = [], []
+    for line in shown.stdout.splitlines():
+        if line.startswith(("---", "+++")):
+            continue
+        if line.startswith("-") and line[1:].strip():
+            removed.append(line[1:].strip())
+        elif line.startswith("+") and line[1:].strip():
+            added.append(line[1:].strip())
+    return removed, added
+
+
+def statuses(module: str) -> dict[str, str]:
+    """Every mutant of ``module`` and its status, from ``mutmut results --all true``."""
+    shown = subprocess.run(
+        [*MUTMUT, "results", "--all", "true"], cwd=ROOT, capture_output=True, text=True, check=True
+    )
+    out = {}
+    for line in shown.stdout.splitlines():
+        name, _, status = line.strip().partition(": ")
+        if name.startswith(module + ".") and "__mutmut_" in name:
+            out[name] = status
+    return out
+
+
+def run_module(path: str, log_dir: Path) -> None:
+    """``mutmut run`` on one module's mutants, printing a progress line every half minute."""
+    module = dotted(path)
+    log_dir.mkdir(parents=True, exist_ok=True)
+    log = log_dir / f"{module}.log"
+    print(f"[mutation] {module}: running (log: {log.relative_to(ROOT)})", flush=True)
+    started = time.monotonic()
+    with log.open("w", encoding="utf-8") as sink:
+        proc = subprocess.Popen(
+            [*MUTMUT, "run", "--max-children", "1", f"{module}.*"],
+            cwd=ROOT,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            env={**os.environ, "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "PYTHONUNBUFFERED": "1"},
+        )
+        latest = [""]
+        reader = threading.Thread(target=_pump, args=(proc, sink, latest), daemon=True)
+        reader.start()
+        while proc.poll() is None:
+            reader.join(PROGRESS_SECONDS)
+            if proc.poll() is None and latest[0]:
+                print(f"[mutation] {module}: {latest[0]} ({time.monotonic() - started:.0f} s)", flush=True)
+        reader.join()
+    if proc.returncode != 0:
+        tail = log.read_text("utf-8", errors="replace").splitlines()[-15:]
+        raise SystemExit(
+            f"Error: mutmut failed on {module} (exit {proc.returncode}); see {log}:\n" + "\n".join(tail)
+        )
+
+
+def _pump(proc: subprocess.Popen[bytes], sink: Iterable[str] | object, latest: list[str]) -> None:
+    """Copy mutmut's output to the log, keeping its latest progress line (``n/N 🎉 …``)."""
+    assert proc.stdout is not None
+    buffer = b""
+    while chunk := proc.stdout.read1(4096):  # type: ignore[attr-defined]
+        buffer += chunk
+        *done, buffer = buffer.replace(b"\r", b"\n").split(b"\n")
+        for raw in done:
+            text = raw.decode("utf-8", errors="replace").strip()
+            if text:
+                sink.write(text + "\n")  # type: ignore[attr-defined]
+                if "/" in text and "🎉" in text:
+                    latest[0] = text.lstrip("⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏ ")
+
+
+def collect(path: str, equivalents: list[Equivalent]) -> dict[str, object]:
+    """The counts and the surviving mutants of one module after its run."""
+    module = dotted(path)
+    mutants = [Mutant(name, function_of(name, module), status) for name, status in statuses(module).items()]
+    counts = {
+        "mutants": len(mutants),
+        "detected": 0,
+        "equivalent": 0,
+        "survived": 0,
+        "timeout": 0,
+        "no_tests": 0,
+    }
+    survivors = []
+    used: set[int] = set()
+    for mutant in sorted(mutants, key=lambda m: _natural(m.name)):
+        if mutant.status in DETECTED:
+            counts["detected"] += 1
+            counts["timeout"] += mutant.status == "timeout"
+            continue
+        mutant.removed, mutant.added = diff_of(mutant.name)
+        match = next((i for i, eq in enumerate(equivalents) if mutant.matches(eq, module)), None)
+        if match is not None:
+            counts["equivalent"] += 1
+            used.add(match)
+            continue
+        counts["survived"] += 1
+        counts["no_tests"] += mutant.status == "no tests"
+        survivors.append(
+            {
+                "function": mutant.function,
+                "status": mutant.status,
+                "removed": mutant.removed,
+                "added": mutant.added,
+            }
+        )
+    stale = [eq for i, eq in enumerate(equivalents) if eq.module == module and i not in used]
+    for eq in stale:
+        print(f"[mutation] note: equivalent entry not seen in this run: {module}.{eq.function} {eq.added}")
+    return {"counts": counts, "survivors": survivors}
+
+
+def _natural(name: str) -> tuple[str, int]:
+    head, _, number = name.rpartition("__mutmut_")
+    return head, int(number) if number.isdigit() else 0
+
+
+def git_commit() -> str:
+    """The commit the run tested, ``+dirty`` when the work tree differs from it (``MUTATION_COMMIT`` overrides)."""
+    if os.environ.get("MUTATION_COMMIT"):
+        return os.environ["MUTATION_COMMIT"]
+    described = subprocess.run(
+        ["git", "describe", "--always", "--dirty=+dirty", "--abbrev=10"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    return described.stdout.strip() or "unknown"
+
+
+def rate(counts: dict[str, int]) -> float | None:
+    """Detected over behaviour-changing mutants (all but the equivalent ones)."""
+    denominator = counts["mutants"] - counts["equivalent"]
+    return counts["detected"] / denominator if denominator else None
+
+
+def read_history() -> list[dict[str, object]]:
+    """Every recorded module run, oldest first."""
+    if not HISTORY.exists():
+        return []
+    return [json.loads(line) for line in HISTORY.read_text("utf-8").splitlines() if line.strip()]
+
+
+def _percent(counts: dict[str, int]) -> str:
+    value = rate(counts)
+    return "n/a" if value is None else f"{100 * value:.1f}%"
+
+
+def write_results(modules: list[str], equivalents: list[Equivalent]) -> None:
+    """Write ``docs/mutation.md`` from the history: latest and first run per module, equivalents, survivors."""
+    history = read_history()
+    latest: dict[str, dict[str, object]] = {}
+    first: dict[str, dict[str, object]] = {}
+    for entry in history:
+        name = str(entry["module"])
+        first.setdefault(name, entry)
+        latest[name] = entry
+    lines = [
+        "# Mutation testing",
+        "",
+        "Written by `make mutation` (`mutation/run.py`, with mutmut); do not edit by hand.",
+        "The core modules are listed once, in `[tool.mutmut] only_mutate` of `pyproject.toml`.",
+        "A module's kill rate is detected mutants (a test failed, timed out or crashed) over all",
+        "mutants but the reviewed equivalent ones (`mutation/equivalent.toml`, listed below).",
+        "A mutant that no test reaches counts as surviving. Goal: at least 90% in every module.",
+        "",
+        "| module | mutants | equivalent | detected | survived | kill rate | run on | commit | first recorded |",
+        "| --- | ---: | ---: | ---: | ---: | ---: | --- | --- | --- |",
+    ]
+    total = {"mutants": 0, "detected": 0, "equivalent": 0}
+    for path in modules:
+        module = dotted(path)
+        if module not in latest:
+            lines.append(f"| `{module}` | | | | | not run yet | | | |")
+            continue
+        now, then = latest[module], first[module]
+        c: dict[str, int] = now["counts"]  # type: ignore[assignment]
+        for key in total:
+            total[key] += c[key]
+        before: dict[str, int] = then["counts"]  # type: ignore[assignment]
+        earlier = f"{_percent(before)} ({then['date']}, {then['commit']})" if then is not now else "this run"
+        lines.append(
+            f"| `{module}` | {c['mutants']} | {c['equivalent']} | {c['detected']} | "
+            f"{c['mutants'] - c['equivalent'] - c['detected']} | **{_percent(c)}** | {now['date']} | "
+            f"`{now['commit']}` | {earlier} |"
+        )
+    lines += [
+        f"| **all** | {total['mutants']} | {total['equivalent']} | {total['detected']} | "
+        f"{total['mutants'] - total['equivalent'] - total['detected']} | **{_percent({**total})}** | | | |",
+        "",
+        "## Equivalent mutants (reviewed)",
+        "",
+        "Each changes code without changing what any caller can observe.",
+        "",
+    ]
+    for eq in sorted(equivalents, key=lambda e: (e.module, e.function)):
+        change = "; ".join(f"`{a}` → `{b}`" for a, b in _pairs(eq.removed, eq.added))
+        lines.append(f"- `{eq.module}.{eq.function}`: {change} — {eq.reason}")
+    lines += ["", "## Surviving mutants (latest run)", ""]
+    any_survivor = False
+    for path in modules:
+        module = dotted(path)
+        entry = latest.get(module)
+        if not entry:
+            continue
+        for s in entry["survivors"]:  # type: ignore[attr-defined]
+            any_survivor = True
+            change = "; ".join(f"`{a}` → `{b}`" for a, b in _pairs(s["removed"], s["added"]))
+            lines.append(f"- `{module}.{s['function']}` ({s['status']}): {change}")
+    if not any_survivor:
+        lines.append("None.")
+    RESULTS.write_text("\n".join(lines) + "\n", encoding="utf-8")
+
+
+def _pairs(removed: Iterable[str], added: Iterable[str]) -> list[tuple[str, str]]:
+    before, after = list(removed), list(added)
+    if len(before) == len(after):
+        return list(zip(before, after, strict=True))
+    return [("\n".join(before), "\n".join(after))]
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the chosen (default: all) core modules and rewrite the results file."""
+    parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
+    parser.add_argument(
+        "modules", nargs="*", help="modules under src/ragmeter (e.g. report/gate); default: all"
+    )
+    parser.add_argument("--list", action="store_true", help="print the core modules and exit")
+    parser.add_argument(
+        "--report-only", action="store_true", help="rewrite docs/mutation.md from the history"
+    )
+    args = parser.parse_args(argv)
+    table = core_modules()
+    if args.list:
+        print("\n".join(table))
+        return 0
+    chosen = table
+    if args.modules:
+        wanted = {
+            f"src/ragmeter/{m.removeprefix('src/ragmeter/').removesuffix('.py')}.py" for m in args.modules
+        }
+        unknown = sorted(wanted - set(table))
+        if unknown:
+            raise SystemExit(f"Error: not a core module (see --list): {', '.join(unknown)}")
+        chosen = [m for m in table if m in wanted]
+    equivalents = load_equivalents()
+    if not args.report_only:
+        commit = git_commit()
+        for path in chosen:
+            run_module(path, ROOT / "mutants" / "logs")
+            result = collect(path, equivalents)
+            entry = {"module": dotted(path), "date": dt.date.today().isoformat(), "commit": commit, **result}
+            with HISTORY.open("a", encoding="utf-8") as out:
+                out.write(json.dumps(entry, ensure_ascii=False) + "\n")
+            counts: dict[str, int] = result["counts"]  # type: ignore[assignment]
+            print(
+                f"[mutation] {dotted(path)}: {counts['detected']} of {counts['mutants'] - counts['equivalent']} "
+                f"detected ({_percent(counts)}), {counts['equivalent']} equivalent",
+                flush=True,
+            )
+    write_results(table, equivalents)
+    print(f"[mutation] wrote {RESULTS.relative_to(ROOT)}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
