@@ -364,13 +364,11 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     chosen = table
     if args.modules:
-        wanted = {
-            f"src/ragmeter/{m.removeprefix('src/ragmeter/').removesuffix('.py')}.py" for m in args.modules
-        }
-        unknown = sorted(wanted - set(table))
+        given = [m.removeprefix("src/ragmeter/").removesuffix(".py") for m in args.modules]
+        chosen = list(dict.fromkeys(f"src/ragmeter/{m}.py" for m in given))  # in the order given
+        unknown = [m for m in chosen if m not in table]
         if unknown:
             raise SystemExit(f"Error: not a core module (see --list): {', '.join(unknown)}")
-        chosen = [m for m in table if m in wanted]
     equivalents = load_equivalents()
     if not args.report_only:
         commit = git_commit()
