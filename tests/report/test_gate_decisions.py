@@ -49,7 +49,9 @@ def comparison(
 
 
 def decide(c: Comparison, *rules: str, alpha: float | None = None) -> list[tuple[float | None, bool, str]]:
-    return [(o.value, o.failed, o.reason) for o in check_rules(c, [parse_rule(r) for r in rules], alpha=alpha)]
+    return [
+        (o.value, o.failed, o.reason) for o in check_rules(c, [parse_rule(r) for r in rules], alpha=alpha)
+    ]
 
 
 # An error rate exists only as a total (no per-query values): 4% in the baseline, 5% in the candidate.
@@ -240,3 +242,23 @@ def test_junit_report_of_all_passing_rules() -> None:
     assert '<testcase classname="ci" name="mrr&lt;-0.5">' in xml
     assert "<failure" not in xml
 
+
+def test_alpha_with_no_paired_query_fails_instead_of_crashing() -> None:
+    # Both runs have an aggregate, but no query has the metric in both: no p-value exists.
+    unpaired = MetricComparison(
+        metric="mrr",
+        higher_is_better=True,
+        n_pairs=0,
+        baseline_mean=None,
+        candidate_mean=None,
+        delta=None,
+        ci_low=None,
+        ci_high=None,
+        p_value=None,
+    )
+    c = comparison([unpaired], {"mrr": 0.5}, {"mrr": 0.3})
+    [(value, failed, reason)] = decide(c, "mrr<-0.1", alpha=0.05)
+    assert value == pytest.approx(-0.2, abs=1e-15) and failed
+    assert reason == (
+        "FAIL: mrr changed by -0.2000 [mrr<-0.1] (no p-value: no query has the metric in both runs)"
+    )
