@@ -26,7 +26,9 @@ mutants that survived the latest run.
 from __future__ import annotations
 
 import argparse
+import ast
 import datetime as dt
+import difflib
 import json
 import os
 import subprocess
@@ -124,18 +126,32 @@ class Mutant:
         )
 
 
-def diff_of(name: str) -> tuple[list[str], list[str]]:
-    """The removed and added lines of a mutant (``mutmut show``), stripped."""
-    shown = subprocess.run([*MUTMUT, "show", name], cwd=ROOT, capture_output=True, text=True, check=True)
-    removed, added = [], []
-    for line in shown.stdout.splitlines():
-        if line.startswith(("---", "+++")):
-            continue
-        if line.startswith("-") and line[1:].strip():
-            removed.append(line[1:].strip())
-        elif line.startswith("+") and line[1:].strip():
-            added.append(line[1:].strip())
-    return removed, added
+class Diffs:
+    """The lines each mutant of one module changes, read from mutmut's mutants file (no mutmut call each)."""
+
+    def __init__(self, path: str) -> None:
+        source = (ROOT / "mutants" / path).read_text("utf-8")
+        self.functions = {
+            node.name: ast.get_source_segment(source, node) or ""
+            for node in ast.walk(ast.parse(source))
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef)
+        }
+
+    def of(self, local: str) -> tuple[list[str], list[str]]:
+        """Removed and added lines (stripped) of the mutant function ``local`` (``x_f__mutmut_3``)."""
+        stem = local.rsplit("__mutmut_", 1)[0]
+        plain = stem.rsplit("ǁ", 1)[-1].removeprefix("x_")  # x_f -> f, xǁCǁm -> m
+        before = self.functions[stem + "__mutmut_orig"].replace(stem + "__mutmut_orig", plain, 1).splitlines()
+        after = self.functions[local].replace(local, plain, 1).splitlines()
+        removed, added = [], []
+        for line in difflib.unified_diff(before, after, n=0, lineterm=""):
+            if line.startswith(("---", "+++", "@@")):
+                continue
+            if line.startswith("-") and line[1:].strip():
+                removed.append(line[1:].strip())
+            elif line.startswith("+") and line[1:].strip():
+                added.append(line[1:].strip())
+        return removed, added
 
 
 def statuses(module: str) -> dict[str, str]:
@@ -200,6 +216,7 @@ def collect(path: str, equivalents: list[Equivalent]) -> dict[str, object]:
     """The counts and the surviving mutants of one module after its run."""
     module = dotted(path)
     mutants = [Mutant(name, function_of(name, module), status) for name, status in statuses(module).items()]
+    diffs = Diffs(path)
     counts = {
         "mutants": len(mutants),
         "detected": 0,
@@ -215,7 +232,7 @@ def collect(path: str, equivalents: list[Equivalent]) -> dict[str, object]:
             counts["detected"] += 1
             counts["timeout"] += mutant.status == "timeout"
             continue
-        mutant.removed, mutant.added = diff_of(mutant.name)
+        mutant.removed, mutant.added = diffs.of(mutant.name.removeprefix(module + "."))
         match = next((i for i, eq in enumerate(equivalents) if mutant.matches(eq, module)), None)
         if match is not None:
             counts["equivalent"] += 1
@@ -373,7 +390,8 @@ def main(argv: list[str] | None = None) -> int:
     if not args.report_only:
         commit = git_commit()
         for path in chosen:
-            run_module(path, ROOT / "mutants" / "logs")
+            if not args.no_run:
+                run_module(path, ROOT / "mutants" / "logs")
             result = collect(path, equivalents)
             entry = {"module": dotted(path), "date": dt.date.today().isoformat(), "commit": commit, **result}
             with HISTORY.open("a", encoding="utf-8") as out:
