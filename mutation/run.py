@@ -374,6 +374,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--report-only", action="store_true", help="rewrite docs/mutation.md from the history"
     )
+    parser.add_argument(
+        "--no-run", action="store_true", help="record the results of the last mutmut run, without running it"
+    )
     args = parser.parse_args(argv)
     table = core_modules()
     if args.list:
