@@ -170,8 +170,8 @@ def pool_start_s(executor: Any, registry: Path) -> float:
     """Seconds to start the mining pool (actors that unpickle the solver and validators)."""
     import yaml
 
-    from ragmeter.mining.miner import TrialWorker
     from ragmeter.mining.solvers import load_python_solver
+    from ragmeter.mining.trials import TrialWorker
     from ragmeter.mining.validators import AnswerValidator
 
     spec = yaml.safe_load(registry.read_text(encoding="utf-8"))["solver"]

@@ -56,7 +56,7 @@ def main() -> None:
     RECORDS.append(
         ("imports (CLI, api, numpy, pyarrow, pydantic...)", imported - started, imported_cpu - started_cpu)
     )
-    for name in ("read_qrels", "read_run", "match_trec", "score_metrics", "file_sha256", "_assemble"):
+    for name in ("read_qrels", "read_run", "match_trec", "score_metrics", "file_sha256", "assemble_result"):
         _timed(api, name)
     _timed(results.EvalResult, "to_json_dict", "EvalResult.to_json_dict")
     _timed(json, "dumps", "json.dumps(indent=2)")

@@ -2,25 +2,17 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
-
-from ragmeter.cli import main
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "agentic"
 TRACES = str(EXAMPLES / "traces.jsonl")
 LABELS = str(EXAMPLES / "labels.jsonl")
 
 
-def run_cli(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
-    with pytest.raises(SystemExit) as exc:
-        main(argv)
-    out, err = capsys.readouterr()
-    return int(exc.value.code or 0), out, err
-
-
-def test_table_output(capsys: pytest.CaptureFixture[str]) -> None:
-    code, out, err = run_cli(["agentic", "--traces", TRACES, "--labels", LABELS], capsys)
+def test_table_output(cli: Any) -> None:
+    code, out, err = cli(["agentic", "--traces", TRACES, "--labels", LABELS])
     assert code == 0
     assert "agentic search: averages at iteration i" in out
     assert "redundancy by matching key" in out
@@ -37,9 +29,9 @@ def test_table_output(capsys: pytest.CaptureFixture[str]) -> None:
     assert "warning: 1 traces left out: results not captured" in err
 
 
-def test_json_output(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_json_output(tmp_path: Path, cli: Any) -> None:
     out_file = tmp_path / "agentic.json"
-    code, out, _ = run_cli(["agentic", "-t", TRACES, "-l", LABELS, "--json", "--out", str(out_file)], capsys)
+    code, out, _ = cli(["agentic", "-t", TRACES, "-l", LABELS, "--json", "--out", str(out_file)])
     assert code == 0
     data = json.loads(out)
     assert data == json.loads(out_file.read_text(encoding="utf-8"))
@@ -55,8 +47,8 @@ def test_json_output(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None
     assert data["provenance"]["settings"]["dedup_fingerprint"]
 
 
-def test_details(capsys: pytest.CaptureFixture[str]) -> None:
-    code, out, _ = run_cli(["agentic", "-t", TRACES, "--json", "--details"], capsys)
+def test_details(cli: Any) -> None:
+    code, out, _ = cli(["agentic", "-t", TRACES, "--json", "--details"])
     assert code == 0
     papers = next(t for t in json.loads(out)["traces"] if t["trace_id"] == "papers")
     assert [d["matched_by"] for d in papers["details"]] == [None, None, "domain_id", None]
@@ -73,18 +65,18 @@ def test_details(capsys: pytest.CaptureFixture[str]) -> None:
         (["agentic"], "Error: Missing option '--traces'"),
     ],
 )
-def test_errors_exit_2(argv: list[str], message: str, capsys: pytest.CaptureFixture[str]) -> None:
-    code, _, err = run_cli(argv, capsys)
+def test_errors_exit_2(argv: list[str], message: str, cli: Any) -> None:
+    code, _, err = cli(argv)
     assert code == 2
     assert err.strip().startswith(message)
 
 
-def test_bad_record_names_line_and_field(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_bad_record_names_line_and_field(tmp_path: Path, cli: Any) -> None:
     path = tmp_path / "t.jsonl"
     path.write_text(
         '{"trace_id": "a", "turns": [{"iterations": [{"searches": [{"results": [{"gain": 2}]}]}]}]}\n'
     )
-    code, _, err = run_cli(["agentic", "--traces", str(path)], capsys)
+    code, _, err = cli(["agentic", "--traces", str(path)])
     assert code == 2
     assert err.strip() == (
         f"Error: {path}:1: turns[0].iterations[0].searches[0].results[0]: "
@@ -92,7 +84,7 @@ def test_bad_record_names_line_and_field(tmp_path: Path, capsys: pytest.CaptureF
     )
 
 
-def test_help_lists_the_command(capsys: pytest.CaptureFixture[str]) -> None:
-    code, out, _ = run_cli(["agentic", "--help"], capsys)
+def test_help_lists_the_command(cli: Any) -> None:
+    code, out, _ = cli(["agentic", "--help"])
     assert code == 0
     assert "--traces" in out and "--labels" in out and "--format" in out

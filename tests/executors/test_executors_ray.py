@@ -18,9 +18,9 @@ import yaml
 
 from ragmeter.api import evaluate_trec
 from ragmeter.cli import main
-from ragmeter.executors.partitioned_trec import evaluate_trec_partitioned
 from ragmeter.harness.suite_run import run_suite
 from ragmeter.mining.session import mine
+from ragmeter.partitioned_trec import evaluate_trec_partitioned
 
 pytestmark = [pytest.mark.ray, pytest.mark.xdist_group("ray")]  # one Ray instance under --dist loadgroup
 
@@ -354,7 +354,7 @@ def _same_scores(a: Path, b: Path, norm: Any) -> None:
 def test_executors_ray_judged_run_matches_local(
     ray_executor: Any, tmp_path: Path, norm: Any, monkeypatch: pytest.MonkeyPatch, harness_suite: Any
 ) -> None:
-    from ragmeter.executors import remote_chat
+    from ragmeter.judges import remote_chat
 
     remote_calls: list[int] = []
     original = remote_chat.RemoteChat.complete
@@ -470,27 +470,25 @@ def _tie_heavy_pair(folder: Path, seed: int) -> tuple[Path, Path]:
     return qrels, run
 
 
-def _eval_json(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[dict[str, Any], str]:
-    with pytest.raises(SystemExit) as exit_info:
-        main(["eval", *args, "--json"])
-    captured = capsys.readouterr()
-    assert exit_info.value.code == 0, captured.err
-    return json.loads(captured.out), captured.err
+def _eval_json(args: list[str], cli: Any) -> tuple[dict[str, Any], str]:
+    code, out, err = cli(["eval", *args, "--json"])
+    assert code == 0, err
+    return json.loads(out), err
 
 
 @pytest.mark.parametrize(
     "options", [[], ["-c", "-m", "ndcg@10", "-m", "map", "-m", "P@5", "-m", "recall@100", "--trec-compat"]]
 )
 def test_executors_ray_cli_eval_prints_the_local_json(
-    ray_cluster: Any, tmp_path: Path, capsys: pytest.CaptureFixture[str], options: list[str]
+    ray_cluster: Any, tmp_path: Path, options: list[str], cli: Any
 ) -> None:
     pairs = [_tie_heavy_pair(tmp_path, seed) for seed in (1, 2)]
     if (ORACLE / "qrels.test").is_file():
         pairs.append((ORACLE / "qrels.test", ORACLE / "results.test"))
     for qrels, run in pairs:
         args = ["--qrels", str(qrels), "--run", str(run), *options]
-        local, local_err = _eval_json(args, capsys)
-        remote, remote_err = _eval_json([*args, "--executor", "ray"], capsys)
+        local, local_err = _eval_json(args, cli)
+        remote, remote_err = _eval_json([*args, "--executor", "ray"], cli)
         assert "ran on Ray" in remote_err and "ran on Ray" not in local_err
         executor = remote["provenance"].pop("executor")
         assert executor["kind"] == "ray" and "in_one_piece" not in executor, executor

@@ -14,12 +14,8 @@ import pytest
 from ragmeter.api import evaluate_trec
 from ragmeter.errors import RagmeterError
 from ragmeter.executors.local import LocalExecutor
-from ragmeter.executors.partitioned_trec import (
-    _groups,
-    evaluate_trec_partitioned,
-    merge_warnings,
-    split_by_topic,
-)
+from ragmeter.io.trec_split import split_by_topic
+from ragmeter.partitioned_trec import _groups, evaluate_trec_partitioned, merge_warnings
 
 ORACLE = Path("/work/shared/oracle/trec_eval")
 if not ORACLE.is_dir():

@@ -14,6 +14,7 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 import typer.main
@@ -419,14 +420,6 @@ def test_errors_in_a_real_process_and_debug_shows_the_traceback(tmp_path: Path) 
 # --- help and documentation ------------------------------------------------------------------------
 
 
-def _cli(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
-    with pytest.raises(SystemExit) as exc:
-        main(argv)
-    captured = capsys.readouterr()
-    code = exc.value.code
-    return (code if isinstance(code, int) else 0), captured.out, captured.err
-
-
 def _commands() -> dict[str, object]:
     from ragmeter.cli import _register_commands
 
@@ -436,16 +429,16 @@ def _commands() -> dict[str, object]:
     return commands
 
 
-def test_help_lists_every_command(capsys: pytest.CaptureFixture[str]) -> None:
-    code, out, err = _cli(["--help"], capsys)
+def test_help_lists_every_command(cli: Any) -> None:
+    code, out, err = cli(["--help"])
     assert (code, err) == (0, "")
     assert "Usage: ragmeter" in out
     for name in _commands():
         assert re.search(rf"^ +{re.escape(name)}( |$)", out, flags=re.MULTILINE), name
-    assert _cli([], capsys)[:2] == (0, out)  # no arguments: the same help
+    assert cli([])[:2] == (0, out)  # no arguments: the same help
 
 
-def test_every_command_and_option_is_documented(capsys: pytest.CaptureFixture[str]) -> None:
+def test_every_command_and_option_is_documented(cli: Any) -> None:
     commands = _commands()
     assert {"eval", "metrics"} <= set(commands)
     for name, command in commands.items():
@@ -455,13 +448,13 @@ def test_every_command_and_option_is_documented(capsys: pytest.CaptureFixture[st
                 assert (getattr(param, "help", None) or "").strip(), (
                     f"option {param.name!r} of {name!r} has no help"
                 )
-        code, out, err = _cli([name, "--help"], capsys)
+        code, out, err = cli([name, "--help"])
         assert (code, err) == (0, ""), name
         assert f"Usage: ragmeter {name}" in out
 
 
-def test_eval_help_shows_every_option(capsys: pytest.CaptureFixture[str]) -> None:
-    code, out, _ = _cli(["eval", "--help"], capsys)
+def test_eval_help_shows_every_option(cli: Any) -> None:
+    code, out, _ = cli(["eval", "--help"])
     assert code == 0
     for option in (
         "--dataset",
@@ -491,11 +484,9 @@ def _metric_words(out: str) -> set[str]:
     return set(out.replace("│", " ").replace(",", " ").split())
 
 
-def test_metrics_command_lists_every_metric(
-    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_metrics_command_lists_every_metric(monkeypatch: pytest.MonkeyPatch, cli: Any) -> None:
     monkeypatch.setenv("COLUMNS", "250")
-    code, out, err = _cli(["metrics"], capsys)
+    code, out, err = cli(["metrics"])
     assert (code, err) == (0, "")
     words = _metric_words(out)
     for metric in METRICS:
@@ -504,18 +495,16 @@ def test_metrics_command_lists_every_metric(
             assert alias in words, f"alias {alias} of {metric.family} missing from 'ragmeter metrics'"
 
 
-def test_metrics_command_keeps_names_whole_in_80_columns(
-    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_metrics_command_keeps_names_whole_in_80_columns(monkeypatch: pytest.MonkeyPatch, cli: Any) -> None:
     monkeypatch.setenv("COLUMNS", "80")
-    code, out, _ = _cli(["metrics"], capsys)
+    code, out, _ = cli(["metrics"])
     assert code == 0
     words = _metric_words(out)
     assert [m.family for m in METRICS if m.family not in words] == []
 
 
-def test_metrics_json_documents_every_metric(capsys: pytest.CaptureFixture[str]) -> None:
-    code, out, err = _cli(["metrics", "--json"], capsys)
+def test_metrics_json_documents_every_metric(cli: Any) -> None:
+    code, out, err = cli(["metrics", "--json"])
     assert (code, err) == (0, "")
     rows = json.loads(out)
     assert [row["name"] for row in rows] == [m.family for m in METRICS]

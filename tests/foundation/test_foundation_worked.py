@@ -16,7 +16,6 @@ from typing import Any
 import pytest
 
 import ragmeter
-from ragmeter.cli import main
 from ragmeter.errors import MissingFieldError
 from ragmeter.results import EvalResult
 
@@ -41,16 +40,8 @@ def write(path: Path, text: str) -> Path:
     return path
 
 
-def run_cli(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
-    with pytest.raises(SystemExit) as exc:
-        main(argv)
-    captured = capsys.readouterr()
-    code = exc.value.code
-    return (code if isinstance(code, int) else 0), captured.out, captured.err
-
-
-def cli_json(argv: list[str], capsys: pytest.CaptureFixture[str]) -> dict[str, Any]:
-    code, out, err = run_cli([*argv, "--json"], capsys)
+def cli_json(argv: list[str], cli: Any) -> dict[str, Any]:
+    code, out, err = cli([*argv, "--json"])
     assert code == 0, err
     assert "Traceback" not in out + err
     data: dict[str, Any] = json.loads(out)
@@ -112,18 +103,18 @@ def test_seed_example_with_seed_aliases() -> None:
     assert result.aggregate == {"hit@5": 1.0, "recall@5": 1.0, "mrr": 0.5, "ndcg@5": approx(SEED_NDCG5)}
 
 
-def test_seed_example_through_the_cli(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_seed_example_through_the_cli(tmp_path: Path, cli: Any) -> None:
     write(tmp_path / "samples.yaml", SEED_YAML)
     write(tmp_path / "outputs.jsonl", SEED_OUTPUTS)
-    data = cli_json(["eval", "--dataset", "samples.yaml", "--outputs", "outputs.jsonl"], capsys)
+    data = cli_json(["eval", "--dataset", "samples.yaml", "--outputs", "outputs.jsonl"], cli)
     assert data["aggregate"] == {"hit@5": 1.0, "recall@5": 1.0, "mrr": 0.5, "ndcg@5": approx(SEED_NDCG5)}
     assert data["per_query"] == {"q-1": data["aggregate"]}
 
 
-def test_seed_example_table_output(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_seed_example_table_output(tmp_path: Path, cli: Any) -> None:
     write(tmp_path / "samples.yaml", SEED_YAML)
     write(tmp_path / "outputs.jsonl", SEED_OUTPUTS)
-    code, out, err = run_cli(["eval", "--dataset", "samples.yaml", "--outputs", "outputs.jsonl"], capsys)
+    code, out, err = cli(["eval", "--dataset", "samples.yaml", "--outputs", "outputs.jsonl"])
     assert code == 0, err
     for name, shown in [("hit@5", "1.0000"), ("recall@5", "1.0000"), ("mrr", "0.5000"), ("ndcg@5", "0.6509")]:
         line = next(row for row in out.splitlines() if f" {name} " in row)
@@ -388,7 +379,7 @@ def test_k_precedence_uniform_metadata_k_names_the_metric() -> None:
     assert result.provenance["metrics"]["precision@3"] == {"requested": "precision@k", "k": 3}
 
 
-def test_k_precedence_through_the_cli(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_k_precedence_through_the_cli(tmp_path: Path, cli: Any) -> None:
     write(tmp_path / "d.json", json.dumps(K_SAMPLES))
     write(tmp_path / "o.json", json.dumps(K_OUTPUTS))
     write(tmp_path / "ragmeter.yaml", "metrics:\n  retrieval:\n    default_k: 2\n")
@@ -400,7 +391,7 @@ def test_k_precedence_through_the_cli(tmp_path: Path, capsys: pytest.CaptureFixt
         (["--config", "c.yaml"], {"q1": 10, "q2": 3}),
         (["--config", "c.yaml", "-k", "6"], {"q1": 6, "q2": 3}),
     ]:
-        data = cli_json(base + extra, capsys)
+        data = cli_json(base + extra, cli)
         assert {q: round(2 / v["precision@k"]) for q, v in data["per_query"].items()} == expected, extra
 
 
@@ -431,15 +422,15 @@ def test_relevance_level_raises_the_threshold_for_binary_metrics_only() -> None:
     }
 
 
-def test_relevance_level_from_config_and_cli(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_relevance_level_from_config_and_cli(tmp_path: Path, cli: Any) -> None:
     write(tmp_path / "d.yaml", "- id: q\n  expected_output: {a: 3, b: 1, c: 2}\n")
     write(tmp_path / "o.jsonl", json.dumps({"id": "q", "output": GRADED_RANKING}) + "\n")
     write(tmp_path / "c.yaml", "metrics:\n  retrieval:\n    relevance_level: 2\n")
     base = ["eval", "-d", "d.yaml", "-o", "o.jsonl", "-m", "mrr"]
-    assert cli_json(base, capsys)["aggregate"] == {"mrr": 1.0}
-    assert cli_json([*base, "-l", "2"], capsys)["aggregate"] == {"mrr": 0.5}
-    assert cli_json([*base, "--config", "c.yaml"], capsys)["aggregate"] == {"mrr": 0.5}
-    assert cli_json([*base, "--config", "c.yaml", "-l", "1"], capsys)["aggregate"] == {"mrr": 1.0}
+    assert cli_json(base, cli)["aggregate"] == {"mrr": 1.0}
+    assert cli_json([*base, "-l", "2"], cli)["aggregate"] == {"mrr": 0.5}
+    assert cli_json([*base, "--config", "c.yaml"], cli)["aggregate"] == {"mrr": 0.5}
+    assert cli_json([*base, "--config", "c.yaml", "-l", "1"], cli)["aggregate"] == {"mrr": 1.0}
 
 
 def test_relevance_level_above_every_gain_skips_the_query() -> None:
@@ -480,9 +471,9 @@ def test_trec_compat_averages_queries_without_relevant_items_in_as_zero() -> Non
     assert (result.n_scored, result.n_skipped) == ({"mrr": 4, "hit@5": 4}, {"mrr": 0, "hit@5": 0})
 
 
-def test_nothing_scored_gives_null_aggregate(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_nothing_scored_gives_null_aggregate(tmp_path: Path, cli: Any) -> None:
     write(tmp_path / "d.yaml", "- id: q\n  expected_output: []\n  actual_output: [a]\n")
-    data = cli_json(["eval", "-d", "d.yaml", "-m", "mrr"], capsys)
+    data = cli_json(["eval", "-d", "d.yaml", "-m", "mrr"], cli)
     assert data["aggregate"] == {"mrr": None}
     assert data["per_query"] == {"q": {"mrr": None}}
     assert (data["n_scored"], data["n_skipped"]) == ({"mrr": 0}, {"mrr": 1})
@@ -500,17 +491,17 @@ def test_samples_without_output_are_scored_as_empty_and_reported() -> None:
     assert result.warnings == ["1 sample(s) have no recorded output and were scored as empty rankings: 'q2'"]
 
 
-def test_missing_outputs_through_the_cli(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_missing_outputs_through_the_cli(tmp_path: Path, cli: Any) -> None:
     write(tmp_path / "d.yaml", "".join(f"- id: q{i}\n  expected_output: [a]\n" for i in range(12)))
     write(tmp_path / "o.jsonl", '{"id": "q0", "output": ["a"]}\n')
-    data = cli_json(["eval", "-d", "d.yaml", "-o", "o.jsonl", "-m", "mrr"], capsys)
+    data = cli_json(["eval", "-d", "d.yaml", "-o", "o.jsonl", "-m", "mrr"], cli)
     assert data["n_missing_output"] == 11
     assert data["aggregate"] == {"mrr": approx(1 / 12)}
     shown = ", ".join(f"'q{i}'" for i in range(1, 11))
     assert data["warnings"][0] == (
         f"11 sample(s) have no recorded output and were scored as empty rankings: {shown} and 1 more"
     )
-    code, _, err = run_cli(["eval", "-d", "d.yaml", "-o", "o.jsonl", "-m", "mrr"], capsys)
+    code, _, err = cli(["eval", "-d", "d.yaml", "-o", "o.jsonl", "-m", "mrr"])
     assert code == 0
     assert "11 sample(s) have no recorded output" in err
 
@@ -571,7 +562,7 @@ def test_a_repeated_trec_line_keeps_its_rank_slot(tmp_path: Path, head: str) -> 
 # --- the JSON result and --out --------------------------------------------------------------------
 
 
-def test_json_shape_and_provenance(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_json_shape_and_provenance(tmp_path: Path, cli: Any) -> None:
     dataset = write(
         tmp_path / "samples.yaml",
         "samples:\n  - id: q-1\n    expected_output: [doc-3, doc-9]\n"
@@ -598,7 +589,7 @@ def test_json_shape_and_provenance(tmp_path: Path, capsys: pytest.CaptureFixture
             "-m",
             "RR",
         ],
-        capsys,
+        cli,
     )
     assert {
         "aggregate",
@@ -643,12 +634,10 @@ def test_trec_provenance_hashes_both_files(tmp_path: Path) -> None:
     assert prov["inputs"]["run"]["sha256"] == hashlib.sha256(run.read_bytes()).hexdigest()
 
 
-def test_out_dir_writes_metrics_json_and_per_query_jsonl(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_out_dir_writes_metrics_json_and_per_query_jsonl(tmp_path: Path, cli: Any) -> None:
     write(tmp_path / "samples.yaml", SEED_YAML + "  - id: q-2\n    expected_output: []\n")
     write(tmp_path / "outputs.jsonl", SEED_OUTPUTS)
-    data = cli_json(["eval", "-d", "samples.yaml", "-o", "outputs.jsonl", "--out", "res"], capsys)
+    data = cli_json(["eval", "-d", "samples.yaml", "-o", "outputs.jsonl", "--out", "res"], cli)
     written = json.loads((tmp_path / "res" / "metrics.json").read_text(encoding="utf-8"))
     assert written == data
     lines = (tmp_path / "res" / "per_query.jsonl").read_text(encoding="utf-8").splitlines()
@@ -659,10 +648,10 @@ def test_out_dir_writes_metrics_json_and_per_query_jsonl(
     assert json.loads(lines[1])["metrics"]["mrr"] is None
 
 
-def test_out_dir_without_json_prints_the_table(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_out_dir_without_json_prints_the_table(tmp_path: Path, cli: Any) -> None:
     write(tmp_path / "samples.yaml", SEED_YAML)
     write(tmp_path / "outputs.jsonl", SEED_OUTPUTS)
-    code, out, err = run_cli(["eval", "-d", "samples.yaml", "-o", "outputs.jsonl", "--out", "res"], capsys)
+    code, out, err = cli(["eval", "-d", "samples.yaml", "-o", "outputs.jsonl", "--out", "res"])
     assert code == 0, err
     assert "ndcg@5" in out
     assert json.loads((tmp_path / "res" / "metrics.json").read_text())["aggregate"]["mrr"] == 0.5
@@ -698,13 +687,13 @@ EXPECTED_BY_FORMAT = {
 
 
 @pytest.mark.parametrize("name", list(DATASETS))
-def test_every_dataset_format(name: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_every_dataset_format(name: str, tmp_path: Path, cli: Any) -> None:
     write(tmp_path / name, DATASETS[name])
     outputs = {"q-1": SEED_RANKING, "q-2": Q2_RANKING}
     result = ragmeter.evaluate(tmp_path / name, outputs, metrics=["mrr", "ndcg@5"])
     assert result.per_query == EXPECTED_BY_FORMAT
     write(tmp_path / "o.json", json.dumps(outputs))
-    data = cli_json(["eval", "-d", name, "-o", "o.json", "-m", "mrr", "-m", "ndcg@5"], capsys)
+    data = cli_json(["eval", "-d", name, "-o", "o.json", "-m", "mrr", "-m", "ndcg@5"], cli)
     assert data["per_query"] == EXPECTED_BY_FORMAT
 
 
@@ -746,14 +735,14 @@ OUTPUT_FILES = {
 
 
 @pytest.mark.parametrize("form", list(OUTPUT_FILES))
-def test_every_output_format(form: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_every_output_format(form: str, tmp_path: Path, cli: Any) -> None:
     name, text = OUTPUT_FILES[form]
     write(tmp_path / "d.yaml", DATASETS["samples.yaml"])
     write(tmp_path / name, text)
     result = ragmeter.evaluate(tmp_path / "d.yaml", tmp_path / name, metrics=["mrr", "ndcg@5"])
     assert result.per_query == EXPECTED_BY_FORMAT
     assert result.n_missing_output == 0
-    data = cli_json(["eval", "-d", "d.yaml", "-o", name, "-m", "mrr", "-m", "ndcg@5"], capsys)
+    data = cli_json(["eval", "-d", "d.yaml", "-o", name, "-m", "mrr", "-m", "ndcg@5"], cli)
     assert data["per_query"] == EXPECTED_BY_FORMAT
 
 
@@ -766,9 +755,7 @@ def test_every_output_format(form: str, tmp_path: Path, capsys: pytest.CaptureFi
     ],
     ids=["bare-array", "retrieved", "json-as-string"],
 )
-def test_embedded_actual_output(
-    actual: list[Any], tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_embedded_actual_output(actual: list[Any], tmp_path: Path, cli: Any) -> None:
     samples = [
         {"id": "q-1", "expected_output": ["doc-3", "doc-9"], "actual_output": actual[0]},
         {"id": "q-2", "expected_output": {"doc-3": 3, "doc-9": 1}, "actual_output": actual[1]},
@@ -777,7 +764,7 @@ def test_embedded_actual_output(
     assert result.per_query == EXPECTED_BY_FORMAT
     assert result.n_missing_output == 0
     write(tmp_path / "d.jsonl", "".join(json.dumps(s) + "\n" for s in samples))
-    data = cli_json(["eval", "-d", "d.jsonl", "-m", "mrr", "-m", "ndcg@5"], capsys)
+    data = cli_json(["eval", "-d", "d.jsonl", "-m", "mrr", "-m", "ndcg@5"], cli)
     assert data["per_query"] == EXPECTED_BY_FORMAT
 
 

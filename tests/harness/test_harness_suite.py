@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import textwrap
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from ragmeter.cli import main
 from ragmeter.errors import ConfigError
 from ragmeter.harness.suite import load_suite
 
@@ -30,11 +30,10 @@ def _suite(tmp_path: Path, text: str) -> Path:
     return path
 
 
-def _run_error(path: Path, capsys: pytest.CaptureFixture[str], *args: str) -> str:
-    with pytest.raises(SystemExit) as exit_info:
-        main(["run", str(path), *args])
-    assert exit_info.value.code == 2
-    err = capsys.readouterr().err.strip()
+def _run_error(path: Path, cli: Any, *args: str) -> str:
+    code, _, err = cli(["run", str(path), *args])
+    assert code == 2
+    err = err.strip()
     assert "\n" not in err, err
     return err
 
@@ -112,20 +111,20 @@ def test_harness_suite_defaults_and_paths(tmp_path: Path, monkeypatch: pytest.Mo
 def test_harness_suite_errors_are_one_exact_line(
     tmp_path: Path,
     monkeypatch: pytest.MonkeyPatch,
-    capsys: pytest.CaptureFixture[str],
     text: str,
     expected: str,
+    cli: Any,
 ) -> None:
     monkeypatch.setenv("RAG_TEST_KEY", "k")
     monkeypatch.delenv("RAG_TEST_UNSET_KEY", raising=False)
     path = _suite(tmp_path, text)
-    assert _run_error(path, capsys) == "Error: " + expected.format(path=path, dir=tmp_path)
+    assert _run_error(path, cli) == "Error: " + expected.format(path=path, dir=tmp_path)
     assert not (tmp_path / "results").exists(), "a bad suite must not create the results folder"
 
 
-def test_harness_suite_missing_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_harness_suite_missing_file(tmp_path: Path, cli: Any) -> None:
     path = tmp_path / "nope.yaml"
-    assert _run_error(path, capsys) == f"Error: {path}: file not found"
+    assert _run_error(path, cli) == f"Error: {path}: file not found"
 
 
 def test_harness_suite_judge_block_passes_through(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -142,13 +141,13 @@ def test_harness_suite_get_with_body_is_rejected(tmp_path: Path, monkeypatch: py
 
 
 def test_harness_suite_sample_without_question_is_an_error_before_any_call(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, cli: Any
 ) -> None:
     monkeypatch.setenv("RAG_TEST_KEY", "k")
     path = _suite(tmp_path, GOOD)
     dataset = tmp_path / "tests.yaml"
     dataset.write_text("samples:\n  - id: q-1\n    input: {topic: hi}\n", encoding="utf-8")
-    assert _run_error(path, capsys) == (
+    assert _run_error(path, cli) == (
         f"Error: {dataset}: sample 'q-1' has no question (give 'input' as a string, 'input.question' or 'question')"
     )
     # a body template that does not use the question needs none

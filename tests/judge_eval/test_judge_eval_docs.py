@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from ragmeter import eval_judges
+from ragmeter.judges import answers as eval_judges
 from ragmeter.metrics.registry import METRICS
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -14,7 +14,8 @@ from hypothesis import strategies as st
 from ragmeter.errors import MissingFieldError
 from ragmeter.metrics.inputs import JudgedValue, ScoringInput
 from ragmeter.metrics.judged import ABSTAINED
-from ragmeter.metrics.rag import ABSTAINED_MISSING, RagBatch
+from ragmeter.metrics.rag import ABSTAINED_MISSING
+from ragmeter.metrics.records import RagBatch
 from ragmeter.metrics.registry import METRICS, PerSample, resolve_metric
 from ragmeter.metrics.relevance import RelevanceTable
 from ragmeter.metrics.scoring import score_metrics

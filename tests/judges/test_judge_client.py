@@ -9,7 +9,8 @@ import pytest
 
 from ragmeter.errors import ConfigError
 from ragmeter.judges import run_judges
-from ragmeter.judges.client import Endpoint, JudgeCallError, JudgeClient
+from ragmeter.judges.chat import Endpoint, JudgeCallError
+from ragmeter.judges.client import JudgeClient
 from ragmeter.judges.prompt_files import load_prompt
 
 GOOD = {"reasoning": "matches the reference", "score": 4}

@@ -11,7 +11,6 @@ import pytest
 import yaml
 from pydantic import BaseModel
 
-from ragmeter.cli import main
 from ragmeter.io.datasets import load_dataset
 from ragmeter.mining import registry as reg
 from ragmeter.mining.designs import BayesDesign, FixedDesign
@@ -19,14 +18,6 @@ from ragmeter.mining.designs import BayesDesign, FixedDesign
 ROOT = Path(__file__).resolve().parents[2]
 DOC = ROOT / "docs" / "mining.md"
 EXAMPLE = ROOT / "examples" / "mining"
-
-
-def _run(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
-    with pytest.raises(SystemExit) as exit_info:
-        main(args)
-    captured = capsys.readouterr()
-    code = exit_info.value.code
-    return (code if isinstance(code, int) else 0), captured.out, captured.err
 
 
 @pytest.fixture
@@ -74,37 +65,31 @@ def small_registry(tmp_path: Path, registry_writer: Any, corpus_writer: Any, sol
         (["mine", "analyze", "--dataset", "{registry}", "--outputs", "{registry}"], "not a mined dataset"),
     ],
 )
-def test_errors_exit_2_with_one_line(
-    args: list[str], message: str, small_registry: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_errors_exit_2_with_one_line(args: list[str], message: str, small_registry: Path, cli: Any) -> None:
     args = [a.replace("{registry}", str(small_registry)) for a in args]
-    code, _, err = _run(
-        [*args, "--out", str(small_registry.parent / "o.yaml")] if args[1] != "analyze" else args, capsys
+    code, _, err = cli(
+        [*args, "--out", str(small_registry.parent / "o.yaml")] if args[1] != "analyze" else args
     )
     assert code == 2
     assert err.startswith("Error: ") and message in err and len(err.strip().splitlines()) == 1
 
 
-def test_mine_then_refuse_to_overwrite_then_fresh(
-    small_registry: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_mine_then_refuse_to_overwrite_then_fresh(small_registry: Path, cli: Any) -> None:
     out = small_registry.parent / "out.yaml"
-    code, _, err = _run(["mine", str(small_registry), "--out", str(out), "-q"], capsys)
+    code, _, err = cli(["mine", str(small_registry), "--out", str(out), "-q"])
     assert code == 0 and "b:q: IDENTIFIED after" in err and "(zz.planted)" in err
-    code, _, err = _run(["mine", str(small_registry), "--out", str(out)], capsys)
+    code, _, err = cli(["mine", str(small_registry), "--out", str(out)])
     assert code == 2 and "pass --resume to continue or --fresh to start over" in err
-    code, _, err = _run(["mine", "run", str(small_registry), "--out", str(out), "--fresh", "-q"], capsys)
+    code, _, err = cli(["mine", "run", str(small_registry), "--out", str(out), "--fresh", "-q"])
     assert code == 0
     assert [s.expected_output for s in load_dataset(out)] == [["zz.planted"]]
 
 
-def test_failed_solver_calls_leave_the_question_incomplete(
-    small_registry: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_failed_solver_calls_leave_the_question_incomplete(small_registry: Path, cli: Any) -> None:
     text = small_registry.read_text().replace("mining_test_solvers:planted", "mining_test_solvers:broken")
     small_registry.write_text(text)
     out = small_registry.parent / "out.yaml"
-    code, _, err = _run(["mine", str(small_registry), "--out", str(out), "-q"], capsys)
+    code, _, err = cli(["mine", str(small_registry), "--out", str(out), "-q"])
     assert code == 2 and "1 question(s) not decided (b:q); continue with --resume" in err
     pair = yaml.safe_load(out.read_text())["pairs"][0]
     assert pair["verification"]["status"] == "INCOMPLETE"
@@ -134,8 +119,8 @@ def test_rich_progress_renders(small_registry: Path) -> None:
     assert "b:q: IDENTIFIED after" in text and "cost unknown" in text
 
 
-def test_help_lists_the_subcommands(capsys: pytest.CaptureFixture[str]) -> None:
-    code, out, _ = _run(["mine", "--help"], capsys)
+def test_help_lists_the_subcommands(cli: Any) -> None:
+    code, out, _ = cli(["mine", "--help"])
     assert code == 0 and "run" in out and "analyze" in out
 
 
@@ -181,12 +166,12 @@ def test_docs_name_every_option() -> None:
     assert not missing, f"docs/mining.md does not mention {missing}"
 
 
-def test_offline_example_runs_and_scores(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_offline_example_runs_and_scores(tmp_path: Path, cli: Any) -> None:
     example = tmp_path / "example"
     shutil.copytree(EXAMPLE, example)
     out = tmp_path / "mined" / "retrieval_dataset.yaml"
-    code, _, err = _run(
-        ["mine", str(example / "registry.yaml"), "--out", str(out), "--only", "stdlib_api", "-q"], capsys
+    code, _, err = cli(
+        ["mine", str(example / "registry.yaml"), "--out", str(out), "--only", "stdlib_api", "-q"]
     )
     assert code == 0, err
     samples = {s.id: s.expected_output for s in load_dataset(out)}
@@ -195,7 +180,7 @@ def test_offline_example_runs_and_scores(tmp_path: Path, capsys: pytest.CaptureF
     outputs = tmp_path / "outputs.jsonl"  # the example's outputs, without the pytest benchmark left out here
     lines = (example / "search_outputs.jsonl").read_text().splitlines()
     outputs.write_text("\n".join(line for line in lines if '"stdlib_api:' in line) + "\n")
-    code, out_text, _ = _run(["eval", "--dataset", str(out), "--outputs", str(outputs), "--json"], capsys)
+    code, out_text, _ = cli(["eval", "--dataset", str(out), "--outputs", str(outputs), "--json"])
     assert code == 0 and '"hit@5"' in out_text
-    code, out_text, _ = _run(["mine", "analyze", "--dataset", str(out), "--outputs", str(outputs)], capsys)
+    code, out_text, _ = cli(["mine", "analyze", "--dataset", str(out), "--outputs", str(outputs)])
     assert code == 0 and "vocabulary_mismatch" in out_text

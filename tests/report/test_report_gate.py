@@ -2,10 +2,10 @@ from __future__ import annotations
 
 import xml.etree.ElementTree as ET
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from ragmeter.cli import main
 from ragmeter.errors import ConfigError
 from ragmeter.report.compare import compare_results
 from ragmeter.report.gate import check_rules, junit_xml, parse_rule
@@ -34,13 +34,6 @@ def make_result(
 
 BASE = {f"q{i}": {"ndcg@10": 0.6, "mrr": 0.5} for i in range(12)}
 WORSE = {f"q{i}": {"ndcg@10": 0.5, "mrr": 0.5} for i in range(12)}
-
-
-def run_cli(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
-    with pytest.raises(SystemExit) as exc:
-        main(argv)
-    out, err = capsys.readouterr()
-    return int(exc.value.code or 0), out, err
 
 
 @pytest.mark.parametrize(
@@ -109,11 +102,11 @@ def test_junit_xml_has_one_case_per_rule() -> None:
     assert cases[0].find("failure") is not None and cases[1].find("failure") is None
 
 
-def test_gate_cli_exit_codes_and_junit(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_gate_cli_exit_codes_and_junit(tmp_path: Path, cli: Any) -> None:
     base = make_result(BASE).write(tmp_path / "base")
     cand = make_result(WORSE).write(tmp_path / "cand")
     junit = tmp_path / "out" / "gate.xml"
-    code, out, err = run_cli(
+    code, out, err = cli(
         [
             "gate",
             str(base),
@@ -124,45 +117,44 @@ def test_gate_cli_exit_codes_and_junit(tmp_path: Path, capsys: pytest.CaptureFix
             "mrr<-0.02",
             "--junit",
             str(junit),
-        ],
-        capsys,
+        ]
     )
     assert code == 1
     assert "FAIL: ndcg@10 changed by -0.1000 [ndcg@10<-0.02]" in err
     assert "gate failed: 1 of 2 rule(s)" in err
     assert junit.is_file()
-    code, out, _ = run_cli(["gate", str(base), str(base), "--fail-on", "ndcg@10<-0.02"], capsys)
+    code, out, _ = cli(["gate", str(base), str(base), "--fail-on", "ndcg@10<-0.02"])
     assert code == 0 and "gate passed: 1 rule(s)" in out
-    code, _, err = run_cli(["gate", str(base), str(cand), "--fail-on", "ndcg@10 <<"], capsys)
+    code, _, err = cli(["gate", str(base), str(cand), "--fail-on", "ndcg@10 <<"])
     assert code == 2 and err.startswith("Error: gate rule 'ndcg@10 <<' does not parse")
-    code, _, err = run_cli(["gate", str(tmp_path / "nope"), str(cand), "--fail-on", "mrr<0"], capsys)
+    code, _, err = cli(["gate", str(tmp_path / "nope"), str(cand), "--fail-on", "mrr<0"])
     assert code == 2 and "results folder not found" in err
 
 
-def test_compare_cli_on_differing_query_sets(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_compare_cli_on_differing_query_sets(tmp_path: Path, cli: Any) -> None:
     base = make_result(BASE).write(tmp_path / "base")
     cand_rows = {q: v for q, v in WORSE.items() if q != "q0"} | {"extra": {"ndcg@10": 1.0, "mrr": 1.0}}
     cand = make_result(cand_rows).write(tmp_path / "cand")
-    code, out, _ = run_cli(["compare", str(base), str(cand), "--resamples", "500"], capsys)
+    code, out, _ = cli(["compare", str(base), str(cand), "--resamples", "500"])
     assert code == 0
     assert "11 shared queries" in out
     assert "1 only in base, 1 only in cand" in out
-    code, out, _ = run_cli(["compare", str(base), str(cand), "--json", "--resamples", "500"], capsys)
+    code, out, _ = cli(["compare", str(base), str(cand), "--json", "--resamples", "500"])
     assert '"n_shared_queries": 11' in out
 
 
-def test_history_across_three_runs(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_history_across_three_runs(tmp_path: Path, cli: Any) -> None:
     db = tmp_path / "h.sqlite"
     for label, rows in (("one", BASE), ("two", WORSE), ("three", BASE)):
         record_run(make_result(rows), db=db, label=label)
     entries = load_history(db)
     assert [e.label for e in entries] == ["one", "two", "three"]
     assert [e.aggregate["ndcg@10"] for e in entries] == pytest.approx([0.6, 0.5, 0.6])
-    code, out, _ = run_cli(["history", "--db", str(db), "-m", "ndcg@10"], capsys)
+    code, out, _ = cli(["history", "--db", str(db), "-m", "ndcg@10"])
     assert code == 0
     assert "0.5000 ↓" in out and "0.6000 ↑" in out
     assert [e.label for e in load_history(db, last=2)] == ["two", "three"]
-    code, _, err = run_cli(["history", "--db", str(tmp_path / "none.sqlite")], capsys)
+    code, _, err = cli(["history", "--db", str(tmp_path / "none.sqlite")])
     assert code == 2 and "no history database here yet" in err
 
 

@@ -14,12 +14,13 @@ from ragmeter.agentic.aggregate import aggregate_scores
 from ragmeter.agentic.clusters import cluster_trace
 from ragmeter.agentic.gains import GainLabeller, LabellerMemo, resolve_gains
 from ragmeter.agentic.labels import Label, label_from_record, load_labels
-from ragmeter.agentic.load import LoadedTrace, iter_traces, unique_ids, validate_trace
+from ragmeter.agentic.load import iter_traces
 from ragmeter.agentic.metrics import GOOD_THRESHOLD, ITERATIONS_CAP
 from ragmeter.agentic.prepare import PreparedTrace, prepare_trace
 from ragmeter.agentic.result import AgenticResult
 from ragmeter.agentic.scoring import TraceScore, score_trace, unscorable
 from ragmeter.agentic.trace import Trace
+from ragmeter.agentic.validate import LoadedTrace, unique_ids, validate_trace
 from ragmeter.dedup.keys import KeyMaker
 from ragmeter.dedup.policy import DedupPolicy
 from ragmeter.dedup.two_phase import find_boilerplate

@@ -15,8 +15,9 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, ValidationError, model_validator
 
 from ragmeter.agentic.clusters import normalise_key_name
-from ragmeter.agentic.load import describe_validation_error, read_records
+from ragmeter.agentic.load import read_records
 from ragmeter.agentic.trace import Gain, IdText
+from ragmeter.agentic.validate import describe_validation_error
 from ragmeter.dedup.keys import KeyMaker
 from ragmeter.errors import InputError
 

@@ -1,64 +1,30 @@
 """Reading trace files: native JSONL, or a trace export converted by an importer.
 
-Every trace comes back as a :class:`LoadedTrace` that remembers where it was read
-(``traces.jsonl:17``), for error messages and reports.
+Every trace comes back as a :class:`~ragmeter.agentic.validate.LoadedTrace` that remembers
+where it was read (``traces.jsonl:17``), for error messages and reports; the importers of
+trace exports (:mod:`ragmeter.agentic.importers`) build theirs the same way.
 
 >>> detect_format({"trace_id": "t", "turns": []})
 'native'
 >>> detect_format({"resourceSpans": []})
 'otel'
->>> describe_location(("turns", 0, "iterations", 2, "searches", 0, "results", 3, "id", "str"))
-'turns[0].iterations[2].searches[0].results[3].id'
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import dataclass
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import ValidationError
-
-from ragmeter.agentic.trace import Trace
+from ragmeter.agentic.importers import SearchToolMatcher, import_records
+from ragmeter.agentic.validate import LoadedTrace, unique_ids, validate_trace, validate_trace_json
 from ragmeter.errors import InputError
 from ragmeter.io.records import Record, read_text
 
 TraceFormat = Literal["native", "otel", "openai-agents", "langsmith"]
 TRACE_FORMATS: tuple[str, ...] = ("auto", "native", "otel", "openai-agents", "langsmith")
 """The values of ``--format``: ``auto`` detects the format from the first record."""
-
-_UNION_TAGS = frozenset({"str", "int", "float", "bool", "none", "list", "dict"})
-
-
-@dataclass(frozen=True)
-class LoadedTrace:
-    """A validated trace and the place it was read from."""
-
-    trace: Trace
-    where: str
-
-
-def describe_location(loc: Sequence[int | str]) -> str:
-    """Format a pydantic error location as ``a[0].b``, dropping union-branch tags."""
-    out = ""
-    for part in loc:
-        if isinstance(part, int):
-            out += f"[{part}]"
-        elif part not in _UNION_TAGS and "[" not in part and "-" not in part:
-            out += f".{part}" if out else part
-    return out
-
-
-def describe_validation_error(exc: ValidationError) -> str:
-    """One line for the first error: ``field.path: message``."""
-    err = exc.errors()[0]
-    loc = describe_location(err["loc"])
-    msg = str(err["msg"]).removeprefix("Value error, ")
-    if err["type"] == "extra_forbidden":
-        msg = "unknown field (not part of the trace format; see trace.schema.json)"
-    return f"{loc}: {msg}" if loc else msg
 
 
 def read_records(path: Path) -> list[Record]:
@@ -115,50 +81,9 @@ def detect_format(value: Any) -> TraceFormat:
     )
 
 
-def validate_trace(value: Any, *, where: str) -> Trace:
-    """Validate one native trace record, naming the record and field on error."""
-    if not isinstance(value, dict):
-        raise InputError(f"expected a JSON object (one trace), got {type(value).__name__}", where=where)
-    try:
-        return Trace.model_validate(value)
-    except ValidationError as exc:
-        raise InputError(describe_validation_error(exc), where=where) from None
-
-
-def unique_ids(traces: Iterable[LoadedTrace]) -> Iterator[LoadedTrace]:
-    """Pass traces through, rejecting a repeated id (naming both places)."""
-    seen: dict[str, str] = {}
-    for loaded in traces:
-        tid = loaded.trace.trace_id
-        if tid in seen:
-            raise InputError(f"duplicate trace_id {tid!r} (first at {seen[tid]})", where=loaded.where)
-        seen[tid] = loaded.where
-        yield loaded
-
-
-def check_unique_ids(traces: Iterable[LoadedTrace]) -> list[LoadedTrace]:
-    """:func:`unique_ids` as a list."""
-    return list(unique_ids(traces))
-
-
 def load_native(records: Sequence[Record]) -> list[LoadedTrace]:
     """Validate native trace records (one conversation each)."""
     return [LoadedTrace(validate_trace(r.value, where=r.where), r.where) for r in records]
-
-
-def validate_trace_json(line: str, *, where: str) -> Trace:
-    """Validate one JSON line as a native trace (pydantic parses the JSON; errors name the field)."""
-    try:
-        return Trace.model_validate_json(line)
-    except ValidationError as exc:
-        kind = exc.errors()[0]["type"]
-        if kind not in ("json_invalid", "model_type"):
-            raise InputError(describe_validation_error(exc), where=where) from None
-    try:
-        value = json.loads(line)
-    except json.JSONDecodeError as err:
-        raise InputError(f"invalid JSON ({err.msg} at column {err.colno})", where=where) from None
-    return validate_trace(value, where=where)
 
 
 def _lines(path: Path) -> Iterator[tuple[int, str]]:
@@ -207,8 +132,6 @@ def iter_traces(
     search_tools: Sequence[str] | None = None,
 ) -> tuple[Iterator[LoadedTrace], TraceFormat]:
     """Like :func:`load_traces`, but native JSON Lines are validated lazily, one line at a time."""
-    from ragmeter.agentic.importers import SearchToolMatcher, import_records
-
     if trace_format not in TRACE_FORMATS:
         raise InputError(f"unknown trace format {trace_format!r}; expected one of {', '.join(TRACE_FORMATS)}")
     first = _first_record(path)

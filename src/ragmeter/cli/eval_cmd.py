@@ -263,7 +263,7 @@ def eval_command(
         }
         if runner is not None and runner.remote:
             from ragmeter.cli.run_cmd import executor_note
-            from ragmeter.executors.partitioned_trec import evaluate_trec_partitioned
+            from ragmeter.partitioned_trec import evaluate_trec_partitioned
 
             try:
                 result = evaluate_trec_partitioned(qrels, run, executor=runner, **options)
@@ -277,7 +277,7 @@ def eval_command(
             raise ConfigError("nothing to evaluate: give --dataset (with --outputs) or --qrels and --run")
         if complete:
             raise ConfigError("--complete applies to TREC runs (--qrels/--run) only")
-        from ragmeter.eval_judges import DEFAULT_LOG_NAME
+        from ragmeter.judges.answers import DEFAULT_LOG_NAME
 
         observer = JudgeConsole(Console(stderr=True), say_budget_stop=as_json)
         try:

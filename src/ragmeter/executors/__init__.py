@@ -17,9 +17,9 @@ from ragmeter.executors.base import (
     Shared,
     WorkerPool,
     current_executor,
-    make_executor,
     use_executor,
 )
+from ragmeter.executors.factory import make_executor
 
 __all__ = [
     "EXECUTOR_KINDS",

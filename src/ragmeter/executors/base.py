@@ -11,33 +11,27 @@ driver (the process that runs the command):
   judge cache and the judge log stay on the driver.
 
 Large TREC evaluations use :meth:`Executor.map_unordered` (see
-:mod:`ragmeter.executors.partitioned_trec`).
+:mod:`ragmeter.partitioned_trec`).
 
-An executor is made with :func:`make_executor` (``"local"`` or ``"ray"``); the Ray
-implementation is imported only when asked for, so ``ragmeter --help`` and local runs never
-import ``ray``. A :class:`Limiter` caps the calls in flight to one endpoint; on Ray it is
-one named actor for the whole cluster, so a rate limit holds however many workers (or
-ragmeter processes) share the endpoint.
+An executor is made with :func:`~ragmeter.executors.factory.make_executor` (``"local"`` or
+``"ray"``). A :class:`Limiter` caps the calls in flight to one endpoint; on Ray it is one
+named actor for the whole cluster, so a rate limit holds however many workers (or ragmeter
+processes) share the endpoint.
 
->>> executor = make_executor("local")
->>> executor.kind, executor.remote
-('local', False)
->>> make_executor("dask")
-Traceback (most recent call last):
-...
-ragmeter.errors.ConfigError: --executor: must be local or ray, got 'dask'
+Executors run what their callers hand them — a state and plain functions, picklable for
+Ray — and know nothing of suites, judges or trials.
+
+>>> EXECUTOR_KINDS
+('local', 'ray')
 """
 
 from __future__ import annotations
 
 import contextvars
-import importlib.util
 from collections.abc import Awaitable, Callable, Iterator, Sequence
 from concurrent.futures import Future
 from contextlib import AbstractAsyncContextManager, AbstractContextManager, contextmanager
 from typing import Any, Concatenate, Literal, ParamSpec, Protocol, TypeVar
-
-from ragmeter.errors import ConfigError
 
 ExecutorKind = Literal["local", "ray"]
 EXECUTOR_KINDS: tuple[ExecutorKind, ...] = ("local", "ray")
@@ -116,7 +110,7 @@ class Executor(Protocol):
         ...
 
     def start(self) -> None:
-        """Connect (Ray: start a local instance or join ``address``); errors are :class:`ConfigError`."""
+        """Connect (Ray: start a local instance or join ``address``); errors are :class:`~ragmeter.errors.ConfigError`."""
         ...
 
     def describe(self) -> dict[str, Any]:
@@ -185,7 +179,8 @@ def use_executor(executor: Executor | None) -> Iterator[None]:
     Judge clients read it when they are made, on the thread that makes them; the judges'
     own worker threads then use the client as usual.
 
-    >>> with use_executor(make_executor("local")):
+    >>> from ragmeter.executors.local import LocalExecutor
+    >>> with use_executor(LocalExecutor()):
     ...     current_executor().kind
     'local'
     """
@@ -194,35 +189,3 @@ def use_executor(executor: Executor | None) -> Iterator[None]:
         yield
     finally:
         _CURRENT.reset(token)
-
-
-def ray_installed() -> bool:
-    """Whether ``ray`` can be imported (checked without importing it)."""
-    return importlib.util.find_spec("ray") is not None
-
-
-def make_executor(kind: str, *, address: str | None = None, workers: int | None = None) -> Executor:
-    """The executor for ``--executor KIND`` (``--ray-address ADDRESS``); not started yet.
-
-    ``address`` is a Ray address (``auto``, ``HOST:PORT``, ``ray://HOST:10001``); without it
-    a private Ray instance is started on this machine, bound to 127.0.0.1. ``workers``
-    caps the workers of each pool (default: the cluster's CPUs).
-
-    >>> make_executor("local", address="auto")
-    Traceback (most recent call last):
-    ...
-    ragmeter.errors.ConfigError: --ray-address needs --executor ray
-    """
-    if kind not in EXECUTOR_KINDS:
-        raise ConfigError(f"must be local or ray, got {kind!r}", where="--executor")
-    if kind == "local":
-        if address is not None:
-            raise ConfigError("--ray-address needs --executor ray")
-        from ragmeter.executors.local import LocalExecutor
-
-        return LocalExecutor()
-    if not ray_installed():
-        raise ConfigError(RAY_MISSING)
-    from ragmeter.executors.ray_executor import RayExecutor
-
-    return RayExecutor(address=address, workers=workers)

@@ -23,6 +23,7 @@ from ragmeter.harness.adapters import make_adapter
 from ragmeter.harness.calls import Adapter, question_of
 from ragmeter.harness.journal import OUTPUTS_FILENAME, JournalState, OutputsJournal, read_journal
 from ragmeter.harness.progress import make_progress
+from ragmeter.harness.remote import RemoteAdapter
 from ragmeter.harness.results_folder import (
     CONFIG_FILENAME,
     INDEX_STATS_FILENAME,
@@ -186,8 +187,6 @@ def run_suite(
     )
     adapter, redactor = make_adapter(loaded, default_k=default_k, environ=environ)
     if executor is not None and executor.remote:
-        from ragmeter.executors.remote_adapter import RemoteAdapter
-
         executor.start()  # an unreachable cluster is an error before the results folder is touched
         adapter = RemoteAdapter(
             adapter,

@@ -311,3 +311,13 @@ class KeyIndex:
         starts = np.repeat(lo - np.concatenate(([0], np.cumsum(count)[:-1])), count)
         entries = by_key[np.arange(len(positions), dtype=np.int64) + starts]
         return positions, entries
+
+
+def concat_ranges(starts: NDArray[np.int64], ends: NDArray[np.int64]) -> NDArray[np.int64]:
+    """``concatenate([arange(s, e) for s, e in zip(starts, ends)])`` without the Python loop."""
+    lengths = ends - starts
+    before = np.zeros(len(lengths), dtype=np.int64)
+    np.cumsum(lengths[:-1], out=before[1:])
+    out: NDArray[np.int64] = np.arange(int(lengths.sum()), dtype=np.int64)
+    out += np.repeat(starts - before, lengths)
+    return out

@@ -7,9 +7,10 @@ lines are skipped.
 
 Files take a fast columnar path (pyarrow's CSV reader; large files in slices on
 all cores, see :func:`_fast_columns`). Any irregularity (comments, uneven
-spacing, extra words, a bad value) sends the file to an exact line-by-line
-reader, which also produces the error messages, so every error names the file
-and line.
+spacing, extra words, a bad value) sends the file to the exact line-by-line
+reader (:mod:`ragmeter.io.trec_exact`), which also produces the error messages,
+so every error names the file and line. Both return the tables of
+:mod:`ragmeter.io.trec_tables`.
 
 >>> import tempfile, pathlib
 >>> d = pathlib.Path(tempfile.mkdtemp())
@@ -22,12 +23,10 @@ and line.
 from __future__ import annotations
 
 import contextlib
-import math
 import mmap
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
-from functools import cached_property
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -37,22 +36,9 @@ import pyarrow.csv as pacsv
 from numpy.typing import NDArray
 from pyarrow._compute import call_function  # pyarrow.compute itself takes 60 ms to import
 
-from ragmeter.errors import InputError
-from ragmeter.io.docnos import (
-    Docnos,
-    KeyIndex,
-    pair_keys,
-    paired_words,
-    string_bounds,
-    strings_at,
-    topic_keys,
-)
-from ragmeter.io.docnos import numpy_view as numpy_view  # re-exported: it used to live here
-from ragmeter.io.docnos import string_array as string_array  # re-exported: it used to live here
-from ragmeter.io.records import read_text
-
-RUN_FIELDS = "qid Q0 docid rank score tag"
-QRELS_FIELDS = "qid iter docid rel"
+from ragmeter.io.docnos import Docnos, numpy_view, pair_keys, string_bounds, strings_at, topic_keys
+from ragmeter.io.trec_exact import read_qrels_exact, read_run_exact
+from ragmeter.io.trec_tables import TrecQrels, TrecRun, judged_lines, name_codes
 
 _BLOCK_SIZE = 1 << 23
 """Bytes per parse block: 8 MiB keeps the parser's peak memory low at full speed."""
@@ -75,95 +61,6 @@ _TOPIC_RUNS = 1 << 12
 
 _COMPRESSED = (".gz", ".bz2", ".lz4", ".zst", ".zstd", ".br")
 """Suffixes pyarrow decompresses on the fly: such files are parsed in one piece."""
-
-
-@dataclass(frozen=True)
-class TrecQrels:
-    """Judgments: one row per (topic, docno) with its relevance value."""
-
-    path: str
-    topics: list[str]
-    topic_code: NDArray[np.int32]
-    docno: Docnos
-    rel: NDArray[np.float64]
-
-    def __len__(self) -> int:
-        return len(self.rel)
-
-    @cached_property
-    def keys(self) -> NDArray[np.uint64]:
-        """:func:`pair_keys` of every judgment."""
-        return pair_keys(self.docno, topic_keys(self.topics), self.topic_code)
-
-    @cached_property
-    def index(self) -> KeyIndex:
-        """A hash index of :attr:`keys` (see :func:`judged_lines`)."""
-        return KeyIndex(self.keys)
-
-    def topic_index(self, topics: Sequence[str]) -> NDArray[np.int32]:
-        """Each of ``topics`` as an index into :attr:`topics` (-1: not judged)."""
-        position = {t: i for i, t in enumerate(self.topics)}
-        return np.array([position.get(t, -1) for t in topics], dtype=np.int32)
-
-
-@dataclass(frozen=True)
-class TrecRun:
-    """A run: one row per retrieved (topic, docno) with its score, in file order."""
-
-    path: str
-    topics: list[str]
-    topic_code: NDArray[np.int32]
-    docno: Docnos
-    score: NDArray[np.float64]
-    notes: list[str] = field(default_factory=list)
-    unique_pairs: bool = False
-    """True when the reader made sure that no (topic, docno) pair repeats."""
-    judged: tuple[TrecQrels, NDArray[np.int64], NDArray[np.signedinteger[Any]]] | None = field(
-        default=None, repr=False
-    )
-    """With ``read_run(..., qrels=q)``: ``q``, and :func:`judged_lines` for it, found while reading."""
-
-    def __len__(self) -> int:
-        return len(self.score)
-
-    def docnos(self) -> list[str]:
-        """The docnos as Python strings (for small runs and tests)."""
-        return [str(x) for x in self.docno.to_pylist()]
-
-    def pair_keys(self) -> NDArray[np.uint64]:
-        """:func:`pair_keys` of every line (computed on each call)."""
-        return pair_keys(self.docno, topic_keys(self.topics), self.topic_code)
-
-
-def judged_lines(
-    qrels: TrecQrels,
-    keys: NDArray[np.uint64],
-    codes: NDArray[np.int32],
-    run_to_qrels: NDArray[np.int32],
-    docno: Docnos,
-) -> tuple[NDArray[np.int64], NDArray[np.signedinteger[Any]]]:
-    """The run lines whose (topic, docno) ``qrels`` judge, and the judgment row of each.
-
-    ``keys``, ``codes`` and ``docno`` describe the lines (:func:`pair_keys`, run
-    topic codes, docnos); ``run_to_qrels`` maps run topic codes to qrels topics.
-    A key match is confirmed on the topic and the docno's bytes, so the answer is
-    exact even if two pairs ever share a key.
-    """
-    lines, judgment = qrels.index.find(keys)
-    same = run_to_qrels[codes[lines]] == qrels.topic_code[judgment]
-    lines, judgment = lines[same], judgment[same]
-    if len(lines):
-        mine, my_length, theirs, their_length = paired_words(docno, lines, qrels.docno, judgment)
-        equal = (my_length == their_length) & np.all(mine == theirs, axis=1)
-        lines, judgment = lines[equal], judgment[equal]
-    return lines, judgment
-
-
-def _encode(values: Sequence[str]) -> tuple[list[str], NDArray[np.int32]]:
-    """Dictionary-encode strings: (unique values in first-seen order, codes)."""
-    index: dict[str, int] = {}
-    codes = _renumber(index, list(values))
-    return list(index), codes
 
 
 def _is_regular(table: pa.Table, topics: list[str]) -> bool:
@@ -196,20 +93,15 @@ def _topic_runs(column: pa.ChunkedArray) -> _Topics:
         starts = np.concatenate(([0], numpy_view(changed, np.uint64).astype(np.int64) + 1))
         if len(starts) > max(_TOPIC_RUNS, len(chunk) >> 4):  # not grouped by topic
             encoded = call_function("dictionary_encode", [chunk])
-            renumber = _renumber(index, encoded.dictionary.to_pylist())
+            renumber = name_codes(index, encoded.dictionary.to_pylist())
             codes.append(renumber[numpy_view(encoded.indices, np.int32)])
             lengths.append(np.ones(len(chunk), dtype=np.int32))
         else:
-            codes.append(_renumber(index, strings_at(chunk, starts)))
+            codes.append(name_codes(index, strings_at(chunk, starts)))
             lengths.append(np.diff(starts, append=len(chunk)).astype(np.int32))
     if not codes:
         return _Topics([], np.zeros(0, dtype=np.int32), np.zeros(0, dtype=np.int32))
     return _Topics(list(index), np.concatenate(codes), np.concatenate(lengths))
-
-
-def _renumber(index: dict[str, int], names: list[Any]) -> NDArray[np.int32]:
-    """Each name's number in ``index``, adding new names at the end."""
-    return np.array([index.setdefault(str(name), len(index)) for name in names], dtype=np.int32)
 
 
 @dataclass(frozen=True)
@@ -387,7 +279,7 @@ def _columns(
     tables = [piece.table for piece in pieces]
     offsets = np.cumsum([0] + [table.num_rows for table in tables])
     index: dict[str, int] = {}
-    renumbers = [_renumber(index, piece.topics.names) for piece in pieces]  # first-seen order, whole file
+    renumbers = [name_codes(index, piece.topics.names) for piece in pieces]  # first-seen order, whole file
     n = int(offsets[-1])
     codes = np.empty(n, dtype=np.int32)
     values = np.empty(n, dtype=np.float64)
@@ -454,30 +346,6 @@ def _release_parse_memory() -> None:
     pa.default_memory_pool().release_unused()
 
 
-def _lines(path: Path) -> list[tuple[int, list[str]]]:
-    """Non-blank, non-comment lines split on whitespace, with 1-based line numbers."""
-    empty = "file is empty (no judgment or result lines)"
-    out = []
-    for lineno, line in enumerate(read_text(path, empty=empty).splitlines(), start=1):
-        stripped = line.strip()
-        if not stripped or stripped.startswith("#"):
-            continue
-        out.append((lineno, stripped.split()))
-    if not out:
-        raise InputError(empty, where=str(path))
-    return out
-
-
-def _number(text: str, what: str, where: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise InputError(f"{what} {text!r} is not a number", where=where) from None
-    if not math.isfinite(value):
-        raise InputError(f"{what} must be a finite number, got {text!r}", where=where)
-    return value
-
-
 def read_run(path: str | Path, *, qrels: TrecQrels | None = None) -> TrecRun:
     """Read a TREC run file (6 fields per line; later words ignored).
 
@@ -492,7 +360,7 @@ def read_run(path: str | Path, *, qrels: TrecQrels | None = None) -> TrecRun:
         qrels,
     )
     if columns is None:
-        return _read_run_exact(path)
+        return read_run_exact(path)
     return TrecRun(
         str(path),
         columns.topics,
@@ -527,26 +395,6 @@ def _no_repeats_across(columns: _Columns) -> bool:
     return True
 
 
-def _read_run_exact(path: Path) -> TrecRun:
-    qids: list[str] = []
-    docnos: list[str] = []
-    scores: list[float] = []
-    extra = 0
-    for lineno, fields in _lines(path):
-        where = f"{path}:{lineno}"
-        if len(fields) < 6:
-            raise InputError(f"expected 6 fields ({RUN_FIELDS}), got {len(fields)}", where=where)
-        extra += len(fields) > 6
-        qids.append(fields[0])
-        docnos.append(fields[2])
-        scores.append(_number(fields[4], "score", where))
-    topics, codes = _encode(qids)
-    notes = (
-        [f"{path}: {extra} line(s) have more than 6 fields; the extra words were ignored"] if extra else []
-    )
-    return TrecRun(str(path), topics, codes, string_array(docnos), np.asarray(scores), notes)
-
-
 def read_qrels(path: str | Path) -> TrecQrels:
     """Read a TREC qrels file (4 fields per line); a repeated (topic, docno) is an error."""
     path = Path(path)
@@ -562,27 +410,4 @@ def read_qrels(path: str | Path) -> TrecQrels:
             return qrels
         # A repeated judgment (or, once in 2^64, two pairs with one key): the exact
         # reader tells which, with the line numbers.
-    return _read_qrels_exact(path)
-
-
-def _read_qrels_exact(path: Path) -> TrecQrels:
-    qids: list[str] = []
-    docnos: list[str] = []
-    rels: list[float] = []
-    seen: dict[tuple[str, str], int] = {}
-    for lineno, fields in _lines(path):
-        where = f"{path}:{lineno}"
-        if len(fields) != 4:
-            raise InputError(f"expected 4 fields ({QRELS_FIELDS}), got {len(fields)}", where=where)
-        key = (fields[0], fields[2])
-        if key in seen:
-            raise InputError(
-                f"duplicate judgment for topic {key[0]!r} and document {key[1]!r} (first at line {seen[key]})",
-                where=where,
-            )
-        seen[key] = lineno
-        qids.append(fields[0])
-        docnos.append(fields[2])
-        rels.append(_number(fields[3], "relevance", where))
-    topics, codes = _encode(qids)
-    return TrecQrels(str(path), topics, codes, string_array(docnos), np.asarray(rels))
+    return read_qrels_exact(path)

@@ -36,13 +36,8 @@ from ragmeter.judges.results import (
     ReliabilityStats,
     UsageTotals,
 )
-from ragmeter.judges.runner import (
-    DEFAULT_JUDGES,
-    estimate_cost,
-    estimate_relevance_cost,
-    label_relevance,
-    run_judges,
-)
+from ragmeter.judges.runner import estimate_cost, estimate_relevance_cost, label_relevance, run_judges
+from ragmeter.judges.units import DEFAULT_JUDGES
 
 __all__ = [
     "DEFAULT_JUDGES",

@@ -17,7 +17,7 @@ The ``openai`` package is imported when the first client is made, never at impor
 
 With a remote executor (given, or current when the client is made: see
 :func:`ragmeter.executors.use_executor`) each call is sent from a worker of the
-executor (:mod:`ragmeter.executors.remote_chat`) and its reply comes back here; the
+executor (:mod:`ragmeter.judges.remote_chat`) and its reply comes back here; the
 structured-output step-downs a worker makes are adopted by this client.
 
 >>> backoff_delay(0, base=1.0, cap=60.0, jitter=0.0)
@@ -36,70 +36,21 @@ import random
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
 from email.utils import parsedate_to_datetime
-from typing import TYPE_CHECKING, Any, Literal, cast
+from typing import TYPE_CHECKING, Any, cast
 
 from ragmeter.errors import ConfigError
+from ragmeter.executors.base import Executor, current_executor
+from ragmeter.executors.local import LocalExecutor
+from ragmeter.judges.chat import ChatReply, Endpoint, FormatMode, JudgeCallError
+from ragmeter.judges.remote_chat import RemoteChat
 
 if TYPE_CHECKING:
     from openai import OpenAI
 
-    from ragmeter.executors.base import Executor
-    from ragmeter.executors.remote_chat import RemoteChat
-
-FormatMode = Literal["json_schema", "json_object", "none"]
 _LADDER: tuple[FormatMode, ...] = ("json_schema", "json_object", "none")
 _RETRY_STATUS = {408, 409}
 _FATAL_STATUS = {401: "the API key was rejected", 403: "access was denied", 404: "not found"}
-
-
-@dataclass(frozen=True)
-class Endpoint:
-    """Everything needed to call one endpoint; built from a :class:`~ragmeter.judges.config.JudgeConfig`."""
-
-    base_url: str
-    model: str
-    api_key: str
-    temperature: float
-    seed: int | None
-    max_tokens: int
-    timeout_s: float
-    max_retries: int
-    retry_base_delay_s: float
-    retry_max_delay_s: float
-    response_format: Literal["auto", "json_schema", "json_object", "none"]
-    concurrency: int | None = None
-    """Calls in flight allowed at this endpoint; with an executor, a limit for the whole cluster."""
-
-
-@dataclass(frozen=True)
-class ChatReply:
-    """One completed chat call."""
-
-    text: str
-    model_reported: str | None
-    system_fingerprint: str | None
-    prompt_tokens: int | None
-    completion_tokens: int | None
-    finish_reason: str | None
-    attempts: int
-    latency_s: float
-    request: dict[str, Any]
-
-
-class JudgeCallError(Exception):
-    """A call that produced no reply: ``code`` and a one-line ``reason``; ``retryable`` on a later run."""
-
-    def __init__(
-        self, code: str, reason: str, *, retryable: bool, attempts: int, request: dict[str, Any] | None = None
-    ) -> None:
-        super().__init__(reason)
-        self.code = code
-        self.reason = reason
-        self.retryable = retryable
-        self.attempts = attempts
-        self.request = request
 
 
 def backoff_delay(attempt: int, *, base: float, cap: float, jitter: float) -> float:
@@ -147,8 +98,6 @@ class JudgeClient:
         sleep: Callable[[float], None] = time.sleep,
         executor: Executor | None = None,
     ) -> None:
-        from ragmeter.executors.base import current_executor
-
         self.endpoint = endpoint
         self._executor = executor if executor is not None else current_executor()
         self._remote: RemoteChat | None = None
@@ -337,11 +286,9 @@ class JudgeClient:
         schema: Mapping[str, Any] | None,
         headers: Mapping[str, str] | None,
     ) -> ChatReply:
-        from ragmeter.executors.remote_chat import RemoteChat
-
         with self._client_lock:
             if self._remote is None:
-                self._remote = RemoteChat(executor, self.endpoint)
+                self._remote = RemoteChat(executor, self.endpoint, local_client)
             remote = self._remote
         return remote.complete(self, messages, schema=schema, headers=headers)
 
@@ -355,3 +302,8 @@ def _error_message(exc: Any) -> str:
         if isinstance(body.get("message"), str):
             return str(body["message"])
     return str(getattr(exc, "message", exc))
+
+
+def local_client(endpoint: Endpoint) -> JudgeClient:
+    """A client that calls ``endpoint`` from this process: what a worker of :class:`RemoteChat` runs."""
+    return JudgeClient(endpoint, executor=LocalExecutor())

@@ -9,15 +9,15 @@ model, JSON schema, how to turn a reply into a value) and calls
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Generic, Literal, Protocol, TypeVar
+from typing import Any, Generic, Literal, TypeVar
 
 from pydantic import BaseModel
 
 from ragmeter.judges.cache import JudgeCache, cache_key
-from ragmeter.judges.client import ChatReply, Endpoint, JudgeCallError
+from ragmeter.judges.chat import ChatClient, ChatReply, Endpoint, JudgeCallError
 from ragmeter.judges.config import Price
 from ragmeter.judges.costs import BudgetExhaustedError, CostMeter, estimate_prompt_tokens
 from ragmeter.judges.parsing import parse_reply
@@ -30,19 +30,6 @@ REPAIR_MESSAGE = (
     "Your reply could not be used: {reason}. Reply again with only the JSON object in the format "
     "requested above: no prose, no code fence."
 )
-
-
-class ChatClient(Protocol):
-    """What the engine needs from a client (see :class:`~ragmeter.judges.client.JudgeClient`)."""
-
-    def complete(
-        self,
-        messages: Sequence[Mapping[str, str]],
-        *,
-        schema: Mapping[str, Any] | None = None,
-        headers: Mapping[str, str] | None = None,
-    ) -> ChatReply:
-        """Send one chat completion."""
 
 
 @dataclass(frozen=True)

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from ragmeter.errors import MissingFieldError
 from ragmeter.matching.ids import repeated_positions
 from ragmeter.metrics.containment import normalize_text
-from ragmeter.metrics.rag import AnchorFacts
+from ragmeter.metrics.records import AnchorFacts
 from ragmeter.metrics.relevance import RelevanceTable
 from ragmeter.schema.outputs import RetrievedItem, SystemOutput
 from ragmeter.schema.rag import Anchor

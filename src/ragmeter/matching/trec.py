@@ -13,7 +13,7 @@ hashed into a pyarrow dictionary (slow for millions of distinct strings):
 (topic, docno) pairs get 64-bit keys computed in numpy
 (:func:`~ragmeter.io.docnos.pair_keys`), lines are joined with the judgments
 through a small open-addressing table of the judgment keys
-(:func:`~ragmeter.io.trec.judged_lines`), repeats are found by sorting the
+(:func:`~ragmeter.io.trec_tables.judged_lines`), repeats are found by sorting the
 keys, and every key match is confirmed on the bytes, so the result is exact.
 The reader does much of this on the way, on all cores: the keys, the check for
 repeats (``TrecRun.unique_pairs``) and, given the qrels, the judged lines. A
@@ -38,8 +38,8 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from ragmeter.io.docnos import Docnos, docno_words, paired_words
-from ragmeter.io.trec import TrecQrels, TrecRun, judged_lines
+from ragmeter.io.docnos import Docnos, concat_ranges, docno_words, paired_words
+from ragmeter.io.trec_tables import TrecQrels, TrecRun, judged_lines
 from ragmeter.metrics.relevance import RelevanceTable
 
 
@@ -206,16 +206,6 @@ def _members(values: NDArray[Any], ordered: NDArray[Any]) -> NDArray[np.bool_]:
     at = np.minimum(np.searchsorted(ordered, values), len(ordered) - 1)
     found: NDArray[np.bool_] = ordered[at] == values
     return found
-
-
-def concat_ranges(starts: NDArray[np.int64], ends: NDArray[np.int64]) -> NDArray[np.int64]:
-    """``concatenate([arange(s, e) for s, e in zip(starts, ends)])`` without the Python loop."""
-    lengths = ends - starts
-    before = np.zeros(len(lengths), dtype=np.int64)
-    np.cumsum(lengths[:-1], out=before[1:])
-    out: NDArray[np.int64] = np.arange(int(lengths.sum()), dtype=np.int64)
-    out += np.repeat(starts - before, lengths)
-    return out
 
 
 def _tie_order(

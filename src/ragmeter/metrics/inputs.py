@@ -3,7 +3,7 @@
 Anchor matching also fills :attr:`ScoringInput.items` (one gain per ranked
 chunk, for precision) and :attr:`ScoringInput.records` (samples, outputs and
 matched anchor facts, for the whole-RAG and operational metrics). Judge verdicts,
-made before scoring (see :mod:`ragmeter.eval_judges`), arrive as plain
+made before scoring (see :mod:`ragmeter.judges.answers`), arrive as plain
 :class:`JudgedValue` series in :attr:`ScoringInput.judged`. Per-sample
 kernels return :class:`SampleScores`: values, which queries were scored, and why
 the others were not.
@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING
 from ragmeter.metrics.relevance import BoolArray, FloatArray, Ranked, RelevanceTable
 
 if TYPE_CHECKING:
-    from ragmeter.metrics.rag import RagBatch
+    from ragmeter.metrics.records import RagBatch
 
 
 @dataclass(frozen=True)

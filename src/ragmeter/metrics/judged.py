@@ -1,6 +1,6 @@
 """Answer-quality metrics from LLM judges: groundedness, correctness, factual match, fuzzy match.
 
-The judges run before scoring (:mod:`ragmeter.eval_judges`); their verdicts
+The judges run before scoring (:mod:`ragmeter.judges.answers`); their verdicts
 arrive in :attr:`~ragmeter.metrics.inputs.ScoringInput.judged` as one
 :class:`~ragmeter.metrics.inputs.JudgedValue` per query. The kernels here only
 read them: a verdict's value, or its reason for being unscored — never a 0 in

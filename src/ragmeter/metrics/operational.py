@@ -23,7 +23,8 @@ import numpy as np
 from ragmeter.errors import ConfigError, MissingFieldError
 from ragmeter.metrics.inputs import SampleScores, ScoringInput
 from ragmeter.metrics.names import MetricName
-from ragmeter.metrics.rag import NO_OUTPUT, RagBatch, ScoreBuilder, batch_of
+from ragmeter.metrics.rag import NO_OUTPUT, ScoreBuilder, batch_of
+from ragmeter.metrics.records import RagBatch
 from ragmeter.metrics.relevance import Int64Array
 from ragmeter.schema.outputs import SystemOutput
 

@@ -15,7 +15,7 @@ vanishing.
 from __future__ import annotations
 
 from ragmeter.metrics.operational import stages_in
-from ragmeter.metrics.rag import RagBatch
+from ragmeter.metrics.records import RagBatch
 
 ANCHOR_RANKING = ("recall_any", "mrr", "precision")
 

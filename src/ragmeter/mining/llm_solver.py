@@ -19,7 +19,8 @@ from typing import Any
 
 from ragmeter.errors import ConfigError
 from ragmeter.executors.local import LocalExecutor
-from ragmeter.judges.client import Endpoint, JudgeCallError, JudgeClient
+from ragmeter.judges.chat import Endpoint, JudgeCallError
+from ragmeter.judges.client import JudgeClient
 from ragmeter.judges.config import resolve_api_key
 from ragmeter.judges.costs import BudgetExhaustedError, CostMeter, estimate_prompt_tokens, price_for
 from ragmeter.mining.registry import LLMSolverSpec

@@ -12,8 +12,7 @@ A trial whose solver call or validation fails is logged as an ``error`` and the 
 
 from __future__ import annotations
 
-import contextlib
-import pickle
+import hashlib
 import re
 import threading
 from collections import deque
@@ -25,21 +24,21 @@ from typing import Any, Protocol
 
 from ragmeter import __version__
 from ragmeter.errors import ConfigError, InputError
-from ragmeter.executors.base import Executor, Limiter, WorkerPool
+from ragmeter.executors.base import WorkerPool
 from ragmeter.io.digests import file_sha256
 from ragmeter.mining.designs import Conclusion, Design, design_from_block
-from ragmeter.mining.driver import Outcome, TrialKey, TrialPlan, decide
+from ragmeter.mining.driver import Outcome, TrialKey, TrialPlan, decide, plan_trial
+from ragmeter.mining.extractor import Candidate, Pool
 from ragmeter.mining.questions import MiningQuestion
 from ragmeter.mining.solvers import (
     BudgetExhausted,
     MeteredSolver,
     Solver,
-    SolverAnswer,
     SolveRequest,
-    SolverError,
 )
 from ragmeter.mining.triallog import LogContents, TrialLog, read_log
-from ragmeter.mining.validators import GroundTruth, Validation, Validator, ValidatorError
+from ragmeter.mining.trials import TrialAttempt, TrialWorker, attempt_trial, local_trial_pool
+from ragmeter.mining.validators import GroundTruth, Validator
 
 
 class MiningProgress(Protocol):
@@ -107,8 +106,6 @@ def log_file_name(pair_id: str) -> str:
     >>> log_file_name("fix_errors:01")
     'fix_errors_01-3e22b689.jsonl'
     """
-    import hashlib
-
     safe = re.sub(r"[^A-Za-z0-9_.-]+", "_", pair_id).strip("._") or "question"
     return f"{safe[:80]}-{hashlib.sha256(pair_id.encode('utf-8')).hexdigest()[:8]}.jsonl"
 
@@ -170,74 +167,6 @@ def _accounting(contents: LogContents) -> tuple[int, float, int, list[str]]:
         if isinstance(box, str) and box not in sandboxes:
             sandboxes.append(box)
     return calls, cost, unpriced, sandboxes
-
-
-@dataclass
-class TrialWorker:
-    """What runs a trial (an executor pool's state): the solver and each benchmark's validator.
-
-    ``limiter`` caps the solver calls in flight across every worker (``None``: the pool's
-    own size is the cap).
-    """
-
-    solver: Solver
-    validators: dict[str, Validator]
-    limiter: Limiter | None = None
-
-
-def local_trial_pool(
-    solver: Solver, validators: dict[str, Validator], executor: Executor | None = None
-) -> WorkerPool[TrialWorker]:
-    """A pool running trials on threads of this process, ``solver.concurrency`` at once."""
-    from ragmeter.executors.local import LocalExecutor
-
-    return (executor or LocalExecutor()).pool(
-        TrialWorker(solver, validators), name="mine", size=1, per_worker=solver.concurrency
-    )
-
-
-@dataclass(frozen=True)
-class TrialAttempt:
-    """How one trial went on its worker, as plain data for the driver to log.
-
-    ``answer`` is set whenever the solver answered (also when validation then failed to run);
-    ``error`` is a failed call or validation (the trial is run again on ``--resume``);
-    ``budget`` a budget stop; ``fatal`` an error that ends the run.
-    """
-
-    answer: SolverAnswer | None = None
-    validation: Validation | None = None
-    error: str | None = None
-    budget: str | None = None
-    fatal: BaseException | None = None
-
-
-def attempt_trial(
-    state: TrialWorker, request: SolveRequest, benchmark: str, truth: GroundTruth
-) -> TrialAttempt:
-    """Solve and validate one trial (on a worker); exceptions become fields of the attempt."""
-    solver = state.solver
-    answer: SolverAnswer | None = None
-    try:
-        with state.limiter.hold() if state.limiter is not None else contextlib.nullcontext():
-            answer = solver.call(request) if isinstance(solver, MeteredSolver) else solver.solve(request)
-        validation = state.validators[benchmark].validate(answer.text, truth)
-    except (SolverError, ValidatorError) as exc:
-        return TrialAttempt(answer=answer, error=f"{type(exc).__name__}: {exc}")
-    except BudgetExhausted as exc:
-        return TrialAttempt(budget=str(exc))
-    except Exception as exc:  # configuration errors and bugs end the run
-        return TrialAttempt(answer=answer, fatal=_portable(exc))
-    return TrialAttempt(answer=answer, validation=validation)
-
-
-def _portable(exc: Exception) -> Exception:
-    """``exc``, or a RuntimeError saying what it was when it cannot be pickled (to leave a worker)."""
-    try:
-        pickle.dumps(exc)
-    except Exception:
-        return RuntimeError(f"{type(exc).__name__}: {exc}")
-    return exc
 
 
 @dataclass
@@ -412,8 +341,6 @@ def mine_question(
     ``pool`` runs the trials (an executor's pool of :class:`TrialWorker`; default: threads
     here, ``solver.concurrency`` at once); the trial log is written by this process.
     """
-    from ragmeter.mining.driver import plan_trial
-
     progress = progress or SilentProgress()
     stop_event = stop_event or threading.Event()
     own_pool = None
@@ -491,9 +418,6 @@ def recompute_question(question: MiningQuestion | None, log_path: Path) -> Mined
     The design, pool and seed come from the log's header; ``question`` (from the registry)
     is only used when given, to check it is the same question.
     """
-    from ragmeter.mining.extractor import Candidate, Pool
-    from ragmeter.mining.validators import GroundTruth
-
     contents = read_log(log_path)
     header = contents.header
     if question is not None and header.get("pair_id") != question.pair_id:

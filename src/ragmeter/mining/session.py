@@ -31,8 +31,6 @@ from ragmeter.mining.miner import (
     MinedQuestion,
     MiningProgress,
     SilentProgress,
-    TrialWorker,
-    local_trial_pool,
     log_file_name,
     mine_question,
     recompute_question,
@@ -50,6 +48,7 @@ from ragmeter.mining.registry import (
 )
 from ragmeter.mining.sandbox import SandboxInfo, SandboxLimits, probe
 from ragmeter.mining.solvers import Solver, load_python_solver
+from ragmeter.mining.trials import TrialWorker, local_trial_pool
 from ragmeter.mining.validators import AnswerValidator, PytestValidator, Validator
 
 WRITE_EVERY_S = 30.0

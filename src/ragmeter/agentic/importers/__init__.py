@@ -12,7 +12,7 @@ from ragmeter.agentic.importers.assemble import DEFAULT_SEARCH_TOOLS, SearchTool
 from ragmeter.agentic.importers.langsmith import import_langsmith
 from ragmeter.agentic.importers.openai_agents import import_openai_agents
 from ragmeter.agentic.importers.otel import import_otel
-from ragmeter.agentic.load import LoadedTrace
+from ragmeter.agentic.validate import LoadedTrace
 from ragmeter.errors import InputError
 from ragmeter.io.records import Record
 

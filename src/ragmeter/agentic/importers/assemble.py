@@ -14,8 +14,8 @@ from dataclasses import dataclass, field
 from fnmatch import fnmatchcase
 from typing import Any
 
-from ragmeter.agentic.load import LoadedTrace, validate_trace
 from ragmeter.agentic.trace import Iteration, Search, SearchResult, Turn
+from ragmeter.agentic.validate import LoadedTrace, validate_trace
 
 DEFAULT_SEARCH_TOOLS: tuple[str, ...] = (
     "search",

@@ -30,7 +30,7 @@ from ragmeter.agentic.importers.assemble import (
     build_trace,
 )
 from ragmeter.agentic.importers.tool_output import ParsedOutput, parse_tool_output, query_from_arguments
-from ragmeter.agentic.load import LoadedTrace
+from ragmeter.agentic.validate import LoadedTrace
 from ragmeter.errors import InputError
 from ragmeter.io.records import Record
 

@@ -10,7 +10,8 @@ variables an http system uses travel with the suite; nothing else from the drive
 environment does.
 
 Calls hold a slot of a cluster-wide limiter named after the system (``concurrency``
-slots), so several runs against one system share its limit.
+slots), so several runs against one system share its limit. The executor runs only what it is
+handed here: the :class:`RemoteSystem` state, :func:`start_system` and :func:`call_system`.
 
 >>> RemoteSystem.__name__
 'RemoteSystem'
@@ -29,6 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from ragmeter.executors.base import Executor, Limiter, WorkerPool
+from ragmeter.harness.adapters import make_adapter
 from ragmeter.harness.calls import Adapter, CallFailed, describe_exception, finish_output
 from ragmeter.harness.suite import HttpSystem, LoadedSuite
 from ragmeter.schema.samples import Sample
@@ -47,8 +49,6 @@ class RemoteSystem:
 
 async def start_system(state: RemoteSystem) -> None:
     """Build and start the worker's adapter (once per worker process)."""
-    from ragmeter.harness.adapters import make_adapter
-
     adapter, _ = make_adapter(state.loaded, default_k=state.default_k, environ=state.environ)
     await adapter.start()
     state.adapter = adapter

@@ -1,70 +1,44 @@
-"""The LLM judges of an evaluation: judge items from samples and outputs, one judge run, verdicts per query.
+"""Judging the answers of an evaluation: judge items from samples and outputs, one judge run, verdicts per query.
 
 :func:`ragmeter.evaluate` calls :func:`judge_answers` when a judge is configured
 (the ``judge=`` argument, else the config file's ``judge:`` block) or a judge
-metric is requested. For every sample with a usable answer it builds one judge
-item — the question (``input.question``, ``input.query`` or a string input),
-the answer, the texts of the top-k retrieved chunks as context,
-``metadata.expected_answer`` and the output's own ``abstained`` flag — and runs
-one :func:`~ragmeter.judges.run_judges` (cache, resumable log, budget,
-reliability spot-check):
-
-- answer judges (groundedness, correctness, factual match) on answerable questions;
-- the abstention judge where an abstention metric needs a verdict and the output
-  has no ``abstained`` field (the system's own flag always wins);
-- the fuzzy match (no LLM) wherever ``fuzzy_match`` is requested.
+metric is requested, with the plan made by :func:`~ragmeter.judges.eval_plan.plan_judging`.
+For every sample with a usable answer it builds one judge item — the question
+(``input.question``, ``input.query`` or a string input), the answer, the texts of
+the top-k retrieved chunks as context, ``metadata.expected_answer`` and the output's
+own ``abstained`` flag — and runs one :func:`~ragmeter.judges.runner.run_judges`
+(cache, resumable log, budget, reliability spot-check).
 
 Failed or timed-out calls are not judged. Every verdict comes back as a
 :class:`~ragmeter.metrics.inputs.JudgedValue` aligned with the samples: a value,
 or why there is none — never 0.
 
->>> plan = plan_judging(["hit@5", "groundedness", "abstention_accuracy"], judges=None, configured=True)
->>> plan.answer_judges, plan.fuzzy, plan.abstention_for
-(('groundedness',), False, frozenset({False}))
->>> redact_url("https://user:pw@llm.example/v1?key=abc")
-'https://***@llm.example/v1?key=***'
+>>> AnswerJudgements({"groundedness": [JudgedValue(None, NO_QUESTION)]}).values["groundedness"][0].value is None
+True
 """
 
 from __future__ import annotations
 
-import difflib
-import os
 import re
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol
-from urllib.parse import parse_qsl, urlsplit, urlunsplit
+from typing import Any, Protocol
 
 from ragmeter.errors import ConfigError
+from ragmeter.judges.config import JudgeConfig
+from ragmeter.judges.eval_plan import ABSTENTION_JUDGE, EVAL_JUDGES, JUDGE_OF_METRIC, JudgingPlan
+from ragmeter.judges.factual import fuzzy_outcome
+from ragmeter.judges.items import JudgeItem, outcome_key
+from ragmeter.judges.redaction import judge_secrets, redact_url, scrub
+from ragmeter.judges.results import UNSCORED_CODES, CostEstimate, JudgeOutcome, JudgeRun
+from ragmeter.judges.runner import estimate_cost, run_judges
 from ragmeter.metrics.inputs import JudgedValue
 from ragmeter.metrics.rag import NO_OUTPUT, UNANSWERABLE
 from ragmeter.schema.outputs import SystemOutput
 from ragmeter.schema.samples import Sample
 
-if TYPE_CHECKING:
-    from ragmeter.judges import CostEstimate, JudgeConfig, JudgeItem, JudgeOutcome, JudgeRun
-
-EVAL_JUDGES = ("groundedness", "correctness", "factual_match")
-"""The answer judges an evaluation can run (the abstention judge runs as the fallback)."""
-
-JUDGE_OF_METRIC = {
-    "groundedness": "groundedness",
-    "correctness": "correctness",
-    "factual_match": "factual_match",
-    "fuzzy_match": None,
-}
-"""Judge metric family → the LLM judge that makes it (``None``: no LLM, the fuzzy match)."""
-
-ABSTENTION_SCOPE = {
-    "abstention_accuracy": False,
-    "hallucination_rate_unanswerable": False,
-    "false_abstention_rate": True,
-}
-"""Abstention metric family → the ``answerable`` value of the samples it scores."""
-
-ABSTENTION_JUDGE = "abstention"
 NEEDS_QUESTION = frozenset({"correctness", "factual_match", ABSTENTION_JUDGE})
 CALL_FAILED = "no answer: the call failed"
 NO_ANSWER_FIELD = "no answer: the output has no 'answer' field"
@@ -86,194 +60,6 @@ class JudgeObserver(Protocol):
 
     def finished(self, run: JudgeRun) -> None:
         """The run is over (also when the budget stopped it)."""
-
-
-@dataclass(frozen=True)
-class JudgingPlan:
-    """Which judges an evaluation runs, from its metric families and the ``judges`` argument."""
-
-    answer_judges: tuple[str, ...]
-    fuzzy: bool
-    abstention_for: frozenset[bool]
-    """``answerable`` values whose outputs without ``abstained`` get the abstention judge."""
-
-    @property
-    def needs_llm(self) -> bool:
-        """True when some LLM judge may be called."""
-        return bool(self.answer_judges or self.abstention_for)
-
-
-def check_judge_names(judges: Iterable[str]) -> tuple[str, ...]:
-    """Validate ``judges`` (any of :data:`EVAL_JUDGES`), in that order, duplicates dropped.
-
-    >>> check_judge_names(["correctness", "groundedness"])
-    ('groundedness', 'correctness')
-    >>> check_judge_names(["groundednes"])
-    Traceback (most recent call last):
-    ...
-    ragmeter.errors.ConfigError: judges: unknown judge 'groundednes' (known: groundedness, correctness, factual_match); did you mean 'groundedness'?
-    """
-    names = [name.strip() for name in judges]
-    for name in names:
-        if name not in EVAL_JUDGES:
-            close = difflib.get_close_matches(name, EVAL_JUDGES, n=1)
-            hint = f"; did you mean {close[0]!r}?" if close else ""
-            raise ConfigError(
-                f"unknown judge {name!r} (known: {', '.join(EVAL_JUDGES)}){hint}", where="judges"
-            )
-    return tuple(j for j in EVAL_JUDGES if j in names)
-
-
-def default_judge_metrics(judges: Sequence[str] | None) -> list[str]:
-    """The metric names a judged run adds when the caller names no metrics.
-
-    >>> default_judge_metrics(None)
-    ['groundedness', 'correctness', 'factual_match', 'fuzzy_match']
-    >>> default_judge_metrics(["correctness"])
-    ['correctness']
-    """
-    chosen = EVAL_JUDGES if judges is None else check_judge_names(judges)
-    names = list(chosen)
-    if "factual_match" in chosen:
-        names.append("fuzzy_match")
-    return names
-
-
-def plan_judging(families: Iterable[str], *, judges: Sequence[str] | None, configured: bool) -> JudgingPlan:
-    """The judges needed by the requested metric ``families``; errors name what is missing.
-
-    A judge metric without a configured judge is an error (except ``fuzzy_match``,
-    which needs no LLM). ``judges``, when given, must cover the judge metrics named.
-    """
-    wanted = list(dict.fromkeys(families))
-    allowed = None if judges is None else check_judge_names(judges)
-    answer: list[str] = []
-    for family in wanted:
-        if family not in JUDGE_OF_METRIC:
-            continue
-        judge = JUDGE_OF_METRIC[family]
-        if judge is None:
-            continue
-        if not configured:
-            raise ConfigError(
-                f"metric {family} needs an LLM judge: add a 'judge:' block to the config, or give "
-                "--judge-config / judge= (see docs/judges.md)",
-                where="judge",
-            )
-        if allowed is not None and judge not in allowed:
-            raise ConfigError(
-                f"metric {family} needs the {judge} judge, which the judges given ({', '.join(allowed)}) "
-                "leave out",
-                where="judges",
-            )
-        answer.append(judge)
-    if judges is not None and not configured:
-        raise ConfigError("judges were named but no judge is configured", where="judges")
-    abstention = (
-        frozenset(ABSTENTION_SCOPE[f] for f in wanted if f in ABSTENTION_SCOPE) if configured else frozenset()
-    )
-    return JudgingPlan(
-        answer_judges=tuple(j for j in EVAL_JUDGES if j in answer),
-        fuzzy="fuzzy_match" in wanted,
-        abstention_for=abstention,
-    )
-
-
-def load_eval_judge_config(
-    judge: JudgeConfig | Mapping[str, Any] | str | Path | bool | None,
-    *,
-    config_block: Any,
-    config_path: Path | None,
-    max_cost: float | None,
-) -> JudgeConfig | None:
-    """The judge config of an evaluation: ``judge`` (a config, mapping or file), else the config's block.
-
-    ``judge=False`` turns judging off; ``max_cost`` overrides ``judge.max_cost_usd``.
-
-    >>> load_eval_judge_config(None, config_block=None, config_path=None, max_cost=None) is None
-    True
-    >>> cfg = load_eval_judge_config({"base_url": "http://127.0.0.1:8000/v1", "model": "m"},
-    ...                              config_block=None, config_path=None, max_cost=0.5)
-    >>> cfg.model, cfg.max_cost_usd
-    ('m', 0.5)
-    """
-    if max_cost is not None and (isinstance(max_cost, bool) or not max_cost > 0):
-        raise ConfigError(f"the judge budget (--max-cost / max_cost) must be > 0 USD, got {max_cost!r}")
-    if judge is False:
-        return None
-    if judge is True:
-        raise ConfigError("judge=True: give a judge config (a mapping, JudgeConfig or file), or None")
-    from ragmeter.judges import load_judge_config
-
-    if judge is not None:
-        cfg = load_judge_config(judge)
-    elif config_block is None:
-        if max_cost is not None:
-            raise ConfigError("--max-cost / max_cost limits the LLM judges, but no judge is configured")
-        return None
-    else:
-        where = f"{config_path}: judge" if config_path is not None else "judge"
-        cfg = load_judge_config(config_block, where=where)
-    if max_cost is not None:
-        cfg = cfg.model_copy(update={"max_cost_usd": float(max_cost)})
-    return cfg
-
-
-def redact_url(url: str) -> str:
-    """``url`` without secrets: user info and query values become ``***``.
-
-    >>> redact_url("http://127.0.0.1:8000/v1")
-    'http://127.0.0.1:8000/v1'
-    """
-    parts = urlsplit(url)
-    if not parts.username and not parts.password and not parts.query:
-        return url
-    host = parts.hostname or ""
-    if ":" in host:
-        host = f"[{host}]"
-    netloc = ("***@" if parts.username or parts.password else "") + host
-    if parts.port is not None:
-        netloc += f":{parts.port}"
-    query = "&".join(f"{key}=***" for key, _ in parse_qsl(parts.query, keep_blank_values=True))
-    return urlunsplit((parts.scheme, netloc, parts.path, query, parts.fragment))
-
-
-def _secrets(cfg: JudgeConfig) -> dict[str, str]:
-    """Text that must not reach a result file → what to write instead."""
-    out: dict[str, str] = {}
-    urls = [cfg.base_url]
-    envs = [cfg.api_key_env]
-    if cfg.reliability is not None:
-        urls.append(cfg.reliability.base_url or cfg.base_url)
-        envs.append(cfg.reliability.api_key_env)
-    for name in envs:
-        value = os.environ.get(name) if name else None
-        if value and len(value) >= 4:
-            out[value] = "***"
-    for url in urls:
-        redacted = redact_url(url)
-        if redacted != url:
-            out[url] = redacted
-    return out
-
-
-def scrub(value: Any, secrets: Mapping[str, str]) -> Any:
-    """A copy of ``value`` (JSON-like) with every secret string replaced.
-
-    >>> scrub({"a": ["key sk-123 here"]}, {"sk-123": "***"})
-    {'a': ['key *** here']}
-    """
-    if not secrets:
-        return value
-    if isinstance(value, str):
-        for secret, replacement in secrets.items():
-            value = value.replace(secret, replacement)
-        return value
-    if isinstance(value, dict):
-        return {scrub(k, secrets): scrub(v, secrets) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [scrub(v, secrets) for v in value]
-    return value
 
 
 def check_reachable(base_url: str, *, timeout_s: float) -> None:
@@ -307,8 +93,6 @@ class AnswerJudgements:
 
 
 def _verdict(outcome: JudgeOutcome) -> JudgedValue:
-    from ragmeter.judges import UNSCORED_CODES
-
     if outcome.value is not None:
         return JudgedValue(outcome.value)
     code = outcome.unscored_code or "unscored"
@@ -332,8 +116,6 @@ def _prepare(
     sample_k: Sequence[int],
     plan: JudgingPlan,
 ) -> _Prepared:
-    from ragmeter.judges import JudgeItem
-
     items: list[JudgeItem] = []
     blocked: dict[tuple[int, str], str] = {}
     answer_like = [*plan.answer_judges, *(["fuzzy_match"] if plan.fuzzy else [])]
@@ -391,7 +173,6 @@ def _run(
     warnings: list[str],
 ) -> JudgeRun:
     """One :func:`run_judges`; a log written with another judge setup is kept aside, not refused."""
-    from ragmeter.judges import run_judges
 
     def once() -> JudgeRun:
         return run_judges(
@@ -420,8 +201,6 @@ def _run(
 
 
 def _warnings(run: JudgeRun) -> list[str]:
-    from ragmeter.judges import UNSCORED_CODES
-
     out = []
     usage = run.usage
     if usage.budget_exhausted:
@@ -468,22 +247,16 @@ def judge_answers(
     ``sample_k`` is each sample's k (the top-k chunk texts are the context).
     Without ``config`` only the fuzzy match (no LLM) can run.
     """
-    from ragmeter.judges import JudgeConfig
-    from ragmeter.judges.factual import fuzzy_outcome
-    from ragmeter.judges.items import outcome_key
-
     threshold = float(
         config.fuzzy_threshold if config is not None else JudgeConfig.model_fields["fuzzy_threshold"].default
     )
     prepared = _prepare(samples, outputs, sample_k, plan)
-    secrets = _secrets(config) if config is not None else {}
+    secrets = judge_secrets(config) if config is not None else {}
     llm_items = [i for i in prepared.items if i.judges]
     judges = [j for j in (*EVAL_JUDGES, ABSTENTION_JUDGE) if any(j in (i.judges or ()) for i in llm_items)]
     warnings: list[str] = []
     run = None
     if config is not None and judges:
-        from ragmeter.judges import estimate_cost
-
         estimate = estimate_cost(llm_items, config=config, judges=judges)
         if estimate.planned_calls:
             check_reachable(config.base_url, timeout_s=config.timeout_s)

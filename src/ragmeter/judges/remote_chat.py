@@ -3,12 +3,14 @@
 The judges stay on the driver — prompts, the SQLite cache, the cost meter, the judge log,
 the repair request — and only :meth:`JudgeClient.complete
 <ragmeter.judges.client.JudgeClient.complete>` runs on a worker, with the same retry
-policy. Each worker keeps one client per structured-output mode; when a worker steps the
+policy. The executor only runs what it is handed: a :class:`ChatWorker` state (the endpoint,
+the limiter and the function that makes the worker's client, given by the client module)
+and :func:`complete_on_worker`. Each worker keeps one client per structured-output mode; when a worker steps the
 mode down, the driver's client adopts the step for the rest of the run, as a local client
 would. With ``Endpoint.concurrency`` set, calls hold a slot of the endpoint's cluster-wide
 limiter, so every ragmeter process on the cluster shares the endpoint's limit.
 
->>> from ragmeter.judges.client import Endpoint
+>>> from ragmeter.judges.chat import Endpoint
 >>> endpoint = Endpoint("http://127.0.0.1:9/v1", "m", "no-key", 0.0, 0, 16, 5.0, 0, 0.1, 1.0, "auto")
 >>> limiter_key(endpoint)
 'chat:http://127.0.0.1:9/v1|m'
@@ -17,7 +19,7 @@ limiter, so every ragmeter process on the cluster shares the endpoint's limit.
 from __future__ import annotations
 
 import threading
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import Future
 from contextlib import nullcontext
 from dataclasses import dataclass, field, replace
@@ -26,7 +28,7 @@ from typing import Any
 from ragmeter.errors import ConfigError
 from ragmeter.executors.base import Executor, Limiter, WorkerPool
 from ragmeter.judges.cache import normalise_endpoint
-from ragmeter.judges.client import ChatReply, Endpoint, FormatMode, JudgeCallError, JudgeClient
+from ragmeter.judges.chat import ChatReply, Endpoint, FormatMode, JudgeCallError, ModalChatClient
 
 DEFAULT_PER_WORKER = 16
 """Calls one worker runs at once when the endpoint sets no concurrency (the judges' threads bound it)."""
@@ -39,11 +41,16 @@ def limiter_key(endpoint: Endpoint) -> str:
 
 @dataclass
 class ChatWorker:
-    """A worker's state: the endpoint, the limiter, and one client per starting mode."""
+    """A worker's state: the endpoint, the limiter, the client maker, and one client per starting mode.
+
+    ``make_client`` is picklable (a module-level function) and makes a client that calls the
+    endpoint from the worker's own process.
+    """
 
     endpoint: Endpoint
     limiter: Limiter | None
-    clients: dict[str, JudgeClient] | None = field(default=None, repr=False)
+    make_client: Callable[[Endpoint], ModalChatClient]
+    clients: dict[str, ModalChatClient] | None = field(default=None, repr=False)
     lock: Any = field(default=None, repr=False)
 
 
@@ -53,10 +60,8 @@ def start_chat_worker(state: ChatWorker) -> None:
     state.lock = threading.Lock()
 
 
-def _client_for(state: ChatWorker, mode: FormatMode) -> JudgeClient:
+def _client_for(state: ChatWorker, mode: FormatMode) -> ModalChatClient:
     """The worker's client that starts in ``mode`` (made on first use; the call runs here, locally)."""
-    from ragmeter.executors.local import LocalExecutor
-
     if state.clients is None or state.lock is None:  # pragma: no cover - the pool runs start first
         start_chat_worker(state)
     clients = state.clients
@@ -66,7 +71,7 @@ def _client_for(state: ChatWorker, mode: FormatMode) -> JudgeClient:
         client = clients.get(mode)
         if client is None:
             endpoint = replace(state.endpoint, response_format=mode)
-            client = clients[mode] = JudgeClient(endpoint, executor=LocalExecutor())
+            client = clients[mode] = state.make_client(endpoint)
     return client
 
 
@@ -94,15 +99,20 @@ def complete_on_worker(
 
 
 class RemoteChat:
-    """The driver's side: a pool of chat workers for one endpoint."""
+    """The driver's side: a pool of chat workers for one endpoint.
 
-    def __init__(self, executor: Executor, endpoint: Endpoint) -> None:
+    ``make_client(endpoint)`` makes each worker's client (see :class:`ChatWorker`).
+    """
+
+    def __init__(
+        self, executor: Executor, endpoint: Endpoint, make_client: Callable[[Endpoint], ModalChatClient]
+    ) -> None:
         limit = endpoint.concurrency
         limiter = None
         if limit is not None:
             limiter = executor.limiter(limiter_key(endpoint), limit)
         self._pool: WorkerPool[ChatWorker] = executor.pool(
-            ChatWorker(endpoint, limiter),
+            ChatWorker(endpoint, limiter, make_client),
             name="judge",
             size=1,
             per_worker=limit or DEFAULT_PER_WORKER,
@@ -112,7 +122,7 @@ class RemoteChat:
 
     def complete(
         self,
-        client: JudgeClient,
+        client: ModalChatClient,
         messages: Sequence[Mapping[str, str]],
         *,
         schema: Mapping[str, Any] | None,

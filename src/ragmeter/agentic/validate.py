@@ -1,0 +1,87 @@
+"""One native trace record validated, and the place it was read from.
+
+Shared by the trace file reader (:mod:`ragmeter.agentic.load`) and the importers of trace
+exports (:mod:`ragmeter.agentic.importers`): every error names the record and the field.
+
+>>> describe_location(("turns", 0, "iterations", 2, "searches", 0, "results", 3, "id", "str"))
+'turns[0].iterations[2].searches[0].results[3].id'
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from pydantic import ValidationError
+
+from ragmeter.agentic.trace import Trace
+from ragmeter.errors import InputError
+
+_UNION_TAGS = frozenset({"str", "int", "float", "bool", "none", "list", "dict"})
+
+
+@dataclass(frozen=True)
+class LoadedTrace:
+    """A validated trace and the place it was read from."""
+
+    trace: Trace
+    where: str
+
+
+def describe_location(loc: Sequence[int | str]) -> str:
+    """Format a pydantic error location as ``a[0].b``, dropping union-branch tags."""
+    out = ""
+    for part in loc:
+        if isinstance(part, int):
+            out += f"[{part}]"
+        elif part not in _UNION_TAGS and "[" not in part and "-" not in part:
+            out += f".{part}" if out else part
+    return out
+
+
+def describe_validation_error(exc: ValidationError) -> str:
+    """One line for the first error: ``field.path: message``."""
+    err = exc.errors()[0]
+    loc = describe_location(err["loc"])
+    msg = str(err["msg"]).removeprefix("Value error, ")
+    if err["type"] == "extra_forbidden":
+        msg = "unknown field (not part of the trace format; see trace.schema.json)"
+    return f"{loc}: {msg}" if loc else msg
+
+
+def validate_trace(value: Any, *, where: str) -> Trace:
+    """Validate one native trace record, naming the record and field on error."""
+    if not isinstance(value, dict):
+        raise InputError(f"expected a JSON object (one trace), got {type(value).__name__}", where=where)
+    try:
+        return Trace.model_validate(value)
+    except ValidationError as exc:
+        raise InputError(describe_validation_error(exc), where=where) from None
+
+
+def unique_ids(traces: Iterable[LoadedTrace]) -> Iterator[LoadedTrace]:
+    """Pass traces through, rejecting a repeated id (naming both places)."""
+    seen: dict[str, str] = {}
+    for loaded in traces:
+        tid = loaded.trace.trace_id
+        if tid in seen:
+            raise InputError(f"duplicate trace_id {tid!r} (first at {seen[tid]})", where=loaded.where)
+        seen[tid] = loaded.where
+        yield loaded
+
+
+def validate_trace_json(line: str, *, where: str) -> Trace:
+    """Validate one JSON line as a native trace (pydantic parses the JSON; errors name the field)."""
+    try:
+        return Trace.model_validate_json(line)
+    except ValidationError as exc:
+        kind = exc.errors()[0]["type"]
+        if kind not in ("json_invalid", "model_type"):
+            raise InputError(describe_validation_error(exc), where=where) from None
+    try:
+        value = json.loads(line)
+    except json.JSONDecodeError as err:
+        raise InputError(f"invalid JSON ({err.msg} at column {err.colno})", where=where) from None
+    return validate_trace(value, where=where)

@@ -1,0 +1,56 @@
+"""The arguments every evaluation checks first: the cutoff, the relevance level, the config, the metrics.
+
+>>> [m.name for m in resolve_metrics(["mrr", "MRR", "ndcg@10"])]
+['mrr', 'ndcg@10']
+>>> check_k(0)
+Traceback (most recent call last):
+...
+ragmeter.errors.ConfigError: the cutoff k (-k / k=) must be a whole number >= 1, got 0
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+from ragmeter.config import RagmeterConfig, load_config
+from ragmeter.errors import ConfigError
+from ragmeter.metrics.registry import ResolvedMetric, resolve_metric
+
+DEFAULT_DATASET_METRICS = ("hit", "recall@k", "mrr", "ndcg")
+DEFAULT_TREC_METRICS = ("map", "mrr", "ndcg", "precision", "recall@k", "r-precision")
+
+
+def resolve_metrics(names: Sequence[str]) -> list[ResolvedMetric]:
+    """Resolve metric names (an unknown one is an error naming it); the same metric twice counts once."""
+    resolved: list[ResolvedMetric] = []
+    seen: set[str] = set()
+    for name in names:
+        metric = resolve_metric(name)
+        if metric.name not in seen:
+            seen.add(metric.name)
+            resolved.append(metric)
+    return resolved
+
+
+def check_k(k: int | None) -> None:
+    """Refuse a cutoff that is not a whole number >= 1."""
+    if k is not None and (isinstance(k, bool) or not isinstance(k, int) or k < 1):
+        raise ConfigError(f"the cutoff k (-k / k=) must be a whole number >= 1, got {k!r}")
+
+
+def check_level(level: float | None) -> None:
+    """Refuse a relevance level that is not > 0."""
+    if level is not None and not level > 0:
+        raise ConfigError(
+            f"the relevance level (--relevance-level / relevance_level) must be > 0, got {level!r}"
+        )
+
+
+def load_settings(
+    config: RagmeterConfig | str | Path | None,
+) -> tuple[RagmeterConfig, Path | None]:
+    """The config given, or the one read from a file (or found): the config and its path."""
+    if isinstance(config, RagmeterConfig):
+        return config, None
+    return load_config(config)

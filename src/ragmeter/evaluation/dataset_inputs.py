@@ -1,0 +1,109 @@
+"""The inputs of :func:`ragmeter.evaluate`: samples, recorded outputs and index statistics, with provenance.
+
+Errors name where the data came from: a file and line, or ``dataset[3]`` / ``outputs['q1']``
+for data passed in Python.
+
+>>> samples, source = load_samples([{"id": "q1", "expected_output": ["d1"]}])
+>>> [s.id for s in samples], source
+(['q1'], {'dataset': {'path': None, 'n_samples': 1}})
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from ragmeter.config import RagmeterConfig
+from ragmeter.errors import InputError, RagmeterError
+from ragmeter.io.datasets import load_dataset
+from ragmeter.io.digests import file_sha256
+from ragmeter.io.index_stats import load_index_stats
+from ragmeter.io.outputs import load_outputs_with_sources, parse_output
+from ragmeter.io.records import validate
+from ragmeter.metrics.indexing import index_coverage, index_provenance
+from ragmeter.schema.outputs import SystemOutput
+from ragmeter.schema.rag import IndexStats
+from ragmeter.schema.samples import Sample
+
+DatasetLike = str | Path | Sequence[Sample | Mapping[str, Any]]
+OutputsLike = str | Path | Mapping[str, Any] | None
+
+
+def load_samples(dataset: DatasetLike) -> tuple[list[Sample], dict[str, Any]]:
+    """The samples of a dataset file or list (ids unique, at least one) and their provenance."""
+    if isinstance(dataset, (str, Path)):
+        path = Path(dataset)
+        return load_dataset(path), {"dataset": {"path": str(path), "sha256": file_sha256(path)}}
+    samples: list[Sample] = []
+    seen: set[str] = set()
+    for index, item in enumerate(dataset):
+        sample = item if isinstance(item, Sample) else validate(Sample, item, where=f"dataset[{index}]")
+        if sample.id in seen:
+            raise InputError(f"duplicate sample id {sample.id!r}", where=f"dataset[{index}]")
+        seen.add(sample.id)
+        samples.append(sample)
+    if not samples:
+        raise InputError("the dataset has no samples", where="dataset")
+    return samples, {"dataset": {"path": None, "n_samples": len(samples)}}
+
+
+def load_outputs(
+    outputs: OutputsLike, samples: list[Sample]
+) -> tuple[dict[str, SystemOutput], dict[str, Any], dict[str, str]]:
+    """Outputs keyed by sample id, their provenance, and where each one was read."""
+    if outputs is None:
+        embedded = {
+            s.id: parse_output(s.actual_output, where=f"sample {s.id!r}: actual_output")
+            for s in samples
+            if s.actual_output is not None
+        }
+        return embedded, {"outputs": {"embedded": True}}, {}
+    if isinstance(outputs, (str, Path)):
+        path = Path(outputs)
+        loaded, sources = load_outputs_with_sources(path)
+        known = {s.id for s in samples}
+        for sid, where in sources.items():
+            if sid not in known:
+                raise InputError(f"output for unknown sample id {sid!r} (not in the dataset)", where=where)
+        return loaded, {"outputs": {"path": str(path), "sha256": file_sha256(path)}}, sources
+    known = {s.id for s in samples}
+    parsed: dict[str, SystemOutput] = {}
+    for sid, raw in outputs.items():
+        if str(sid) not in known:
+            raise InputError(f"output for unknown sample id {sid!r} (not in the dataset)", where="outputs")
+        parsed[str(sid)] = parse_output(raw, where=f"outputs[{sid!r}]")
+    return parsed, {"outputs": {"path": None}}, {}
+
+
+_SAMPLE_WHERE = re.compile(r"^sample '(?P<id>.*)'$")
+
+
+def located(exc: RagmeterError, where_of: Mapping[str, str]) -> RagmeterError:
+    """Point an error raised for ``sample 'X'`` at the file and line that sample's output came from."""
+    match = _SAMPLE_WHERE.match(exc.where or "")
+    if match and match.group("id") in where_of:
+        exc.where = f"{where_of[match.group('id')]} ({exc.where})"
+        exc.args = (f"{exc.where}: {exc.message}",)
+    return exc
+
+
+def index_stats_coverage(
+    index_stats: str | Path | IndexStats | None, cfg: RagmeterConfig, cfg_path: Path | None
+) -> tuple[dict[str, Any] | None, dict[str, Any], list[str]]:
+    """Index coverage, its provenance and warnings, from the argument or the config's ``index_stats``."""
+    if index_stats is None and cfg.index_stats is not None:
+        base = cfg_path.parent if cfg_path is not None else Path.cwd()
+        index_stats = base / cfg.index_stats
+    if index_stats is None:
+        return None, {}, []
+    warnings: list[str] = []
+    source: dict[str, Any] = {"path": None}
+    if isinstance(index_stats, IndexStats):
+        stats = index_stats
+    else:
+        path = Path(index_stats)
+        stats, warnings = load_index_stats(path)
+        source = {"path": str(path), "sha256": file_sha256(path)}
+    return index_coverage(stats), {"index": source | index_provenance(stats)}, warnings
