@@ -167,8 +167,17 @@ def statuses(module: str) -> dict[str, str]:
     return out
 
 
+def prune_mutants() -> None:
+    """Delete copies in ``mutants/`` of source files that no longer exist (mutmut only adds)."""
+    for copy in (ROOT / "mutants" / "src").rglob("*.py"):
+        if not (ROOT / copy.relative_to(ROOT / "mutants")).exists():
+            copy.unlink()
+            copy.with_name(copy.name + ".meta").unlink(missing_ok=True)
+
+
 def run_module(path: str, log_dir: Path) -> None:
     """``mutmut run`` on one module's mutants, printing a progress line every half minute."""
+    prune_mutants()
     module = dotted(path)
     log_dir.mkdir(parents=True, exist_ok=True)
     log = log_dir / f"{module}.log"
