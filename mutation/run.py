@@ -31,14 +31,16 @@ import datetime as dt
 import difflib
 import json
 import os
+import re
 import subprocess
 import sys
 import threading
 import time
 import tomllib
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any, TextIO
 
 ROOT = Path(__file__).resolve().parent.parent
 HISTORY = ROOT / "mutation" / "history.jsonl"
@@ -106,33 +108,14 @@ def _lines(text: str | list[str]) -> list[str]:
     return [line.strip() for line in items if line.strip()]
 
 
-@dataclass
-class Mutant:
-    """One mutant of a module: its name, status and the lines it changes."""
-
-    name: str
-    function: str
-    status: str
-    removed: list[str] = field(default_factory=list)
-    added: list[str] = field(default_factory=list)
-
-    def matches(self, eq: Equivalent, module: str) -> bool:
-        """Whether ``eq`` describes this mutant."""
-        return (
-            eq.module == module
-            and eq.function == self.function
-            and tuple(self.removed) == eq.removed
-            and tuple(self.added) == eq.added
-        )
-
-
 class Diffs:
     """The lines each mutant of one module changes, read from mutmut's mutants file (no mutmut call each)."""
 
     def __init__(self, path: str) -> None:
         source = (ROOT / "mutants" / path).read_text("utf-8")
+        lines = source.splitlines()
         self.functions = {
-            node.name: ast.get_source_segment(source, node) or ""
+            node.name: "\n".join(lines[node.lineno - 1 : node.end_lineno])
             for node in ast.walk(ast.parse(source))
             if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef)
         }
@@ -206,66 +189,83 @@ def run_module(path: str, log_dir: Path) -> None:
         )
 
 
-def _pump(proc: subprocess.Popen[bytes], sink: Iterable[str] | object, latest: list[str]) -> None:
+def _pump(proc: subprocess.Popen[bytes], sink: TextIO, latest: list[str]) -> None:
     """Copy mutmut's output to the log, keeping its latest progress line (``n/N 🎉 …``)."""
     assert proc.stdout is not None
     buffer = b""
-    while chunk := proc.stdout.read1(4096):  # type: ignore[attr-defined]
+    while chunk := proc.stdout.read1(4096):  # type: ignore[attr-defined]  # a BufferedReader
         buffer += chunk
         *done, buffer = buffer.replace(b"\r", b"\n").split(b"\n")
         for raw in done:
             text = raw.decode("utf-8", errors="replace").strip()
             if text:
-                sink.write(text + "\n")  # type: ignore[attr-defined]
+                sink.write(text + "\n")
                 if "/" in text and "🎉" in text:
                     latest[0] = text.lstrip("⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏ ")
 
 
-def collect(path: str, equivalents: list[Equivalent]) -> dict[str, object]:
-    """The counts and the surviving mutants of one module after its run."""
+def collect(path: str) -> dict[str, object]:
+    """One module's result after its run: how many mutants, how many detected, and the rest with their diffs."""
     module = dotted(path)
-    mutants = [Mutant(name, function_of(name, module), status) for name, status in statuses(module).items()]
     diffs = Diffs(path)
-    counts = {
-        "mutants": len(mutants),
-        "detected": 0,
-        "equivalent": 0,
-        "survived": 0,
-        "timeout": 0,
-        "no_tests": 0,
+    found = statuses(module)
+    undetected = [
+        dict(zip(("removed", "added"), diffs.of(name.removeprefix(module + ".")), strict=True))
+        | {"function": function_of(name, module), "status": status}
+        for name, status in sorted(found.items(), key=lambda item: _natural(item[0]))
+        if status not in DETECTED
+    ]
+    return {
+        "mutants": len(found),
+        "detected": len(found) - len(undetected),
+        "timeouts": sum(status == "timeout" for status in found.values()),
+        "undetected": undetected,
     }
-    survivors = []
-    used: set[int] = set()
-    for mutant in sorted(mutants, key=lambda m: _natural(m.name)):
-        if mutant.status in DETECTED:
-            counts["detected"] += 1
-            counts["timeout"] += mutant.status == "timeout"
-            continue
-        mutant.removed, mutant.added = diffs.of(mutant.name.removeprefix(module + "."))
-        match = next((i for i, eq in enumerate(equivalents) if mutant.matches(eq, module)), None)
-        if match is not None:
-            counts["equivalent"] += 1
-            used.add(match)
-            continue
-        counts["survived"] += 1
-        counts["no_tests"] += mutant.status == "no tests"
-        survivors.append(
-            {
-                "function": mutant.function,
-                "status": mutant.status,
-                "removed": mutant.removed,
-                "added": mutant.added,
-            }
-        )
-    stale = [eq for i, eq in enumerate(equivalents) if eq.module == module and i not in used]
-    for eq in stale:
-        print(f"[mutation] note: equivalent entry not seen in this run: {module}.{eq.function} {eq.added}")
-    return {"counts": counts, "survivors": survivors}
 
 
 def _natural(name: str) -> tuple[str, int]:
     head, _, number = name.rpartition("__mutmut_")
     return head, int(number) if number.isdigit() else 0
+
+
+_MUTANT_NAME = re.compile(r"\bx(?:_|ǁ\w+ǁ)(\w+?)__mutmut_\d+\b")
+
+
+@dataclass
+class Tally:
+    """A recorded module run seen through the reviewed equivalents."""
+
+    mutants: int
+    detected: int
+    equivalent: int
+    survivors: list[dict[str, Any]]
+
+    @classmethod
+    def of(cls, entry: dict[str, Any], equivalents: list[Equivalent]) -> Tally:
+        """Split the undetected mutants of ``entry`` into equivalent ones and survivors."""
+        module = entry["module"]
+        equivalent, survivors = 0, []
+        for mutant in entry["undetected"]:
+            removed = tuple(_MUTANT_NAME.sub(r"\1", line) for line in mutant["removed"])
+            added = tuple(_MUTANT_NAME.sub(r"\1", line) for line in mutant["added"])
+            if any(
+                (eq.module, eq.function, eq.removed, eq.added) == (module, mutant["function"], removed, added)
+                for eq in equivalents
+            ):
+                equivalent += 1
+            else:
+                survivors.append(mutant | {"removed": removed, "added": added})
+        return cls(entry["mutants"], entry["detected"], equivalent, survivors)
+
+    @property
+    def rate(self) -> float | None:
+        """Detected over behaviour-changing mutants (all but the equivalent ones)."""
+        denominator = self.mutants - self.equivalent
+        return self.detected / denominator if denominator else None
+
+    def percent(self) -> str:
+        """The kill rate as ``97.3%``."""
+        return "n/a" if self.rate is None else f"{100 * self.rate:.1f}%"
 
 
 def git_commit() -> str:
@@ -282,29 +282,24 @@ def git_commit() -> str:
     return described.stdout.strip() or "unknown"
 
 
-def rate(counts: dict[str, int]) -> float | None:
-    """Detected over behaviour-changing mutants (all but the equivalent ones)."""
-    denominator = counts["mutants"] - counts["equivalent"]
-    return counts["detected"] / denominator if denominator else None
-
-
-def read_history() -> list[dict[str, object]]:
-    """Every recorded module run, oldest first."""
-    if not HISTORY.exists():
+def read_history(path: Path = HISTORY) -> list[dict[str, Any]]:
+    """Every recorded module run, oldest first (entries of the first format, with ``counts``, too)."""
+    if not path.exists():
         return []
-    return [json.loads(line) for line in HISTORY.read_text("utf-8").splitlines() if line.strip()]
-
-
-def _percent(counts: dict[str, int]) -> str:
-    value = rate(counts)
-    return "n/a" if value is None else f"{100 * value:.1f}%"
+    entries = [json.loads(line) for line in path.read_text("utf-8").splitlines() if line.strip()]
+    for entry in entries:
+        if "undetected" not in entry:
+            counts = entry.pop("counts")
+            entry |= {"mutants": counts["mutants"], "detected": counts["detected"]}
+            entry["undetected"] = entry.pop("survivors")
+    return entries
 
 
 def write_results(modules: list[str], equivalents: list[Equivalent]) -> None:
     """Write ``docs/mutation.md`` from the history: latest and first run per module, equivalents, survivors."""
     history = read_history()
-    latest: dict[str, dict[str, object]] = {}
-    first: dict[str, dict[str, object]] = {}
+    latest: dict[str, dict[str, Any]] = {}
+    first: dict[str, dict[str, Any]] = {}
     for entry in history:
         name = str(entry["module"])
         first.setdefault(name, entry)
@@ -321,26 +316,31 @@ def write_results(modules: list[str], equivalents: list[Equivalent]) -> None:
         "| module | mutants | equivalent | detected | survived | kill rate | run on | commit | first recorded |",
         "| --- | ---: | ---: | ---: | ---: | ---: | --- | --- | --- |",
     ]
-    total = {"mutants": 0, "detected": 0, "equivalent": 0}
+    total = Tally(0, 0, 0, [])
     for path in modules:
         module = dotted(path)
         if module not in latest:
             lines.append(f"| `{module}` | | | | | not run yet | | | |")
             continue
         now, then = latest[module], first[module]
-        c: dict[str, int] = now["counts"]  # type: ignore[assignment]
-        for key in total:
-            total[key] += c[key]
-        before: dict[str, int] = then["counts"]  # type: ignore[assignment]
-        earlier = f"{_percent(before)} ({then['date']}, {then['commit']})" if then is not now else "this run"
-        lines.append(
-            f"| `{module}` | {c['mutants']} | {c['equivalent']} | {c['detected']} | "
-            f"{c['mutants'] - c['equivalent'] - c['detected']} | **{_percent(c)}** | {now['date']} | "
-            f"`{now['commit']}` | {earlier} |"
+        tally = Tally.of(now, equivalents)
+        total = Tally(
+            total.mutants + tally.mutants,
+            total.detected + tally.detected,
+            total.equivalent + tally.equivalent,
+            [],
         )
+        earlier = "this run"
+        if then is not now:
+            earlier = f"{Tally.of(then, equivalents).percent()} ({then['date']}, `{then['commit']}`)"
+        lines.append(
+            f"| `{module}` | {tally.mutants} | {tally.equivalent} | {tally.detected} | {len(tally.survivors)} | "
+            f"**{tally.percent()}** | {now['date']} | `{now['commit']}` | {earlier} |"
+        )
+    survived = total.mutants - total.equivalent - total.detected
     lines += [
-        f"| **all** | {total['mutants']} | {total['equivalent']} | {total['detected']} | "
-        f"{total['mutants'] - total['equivalent'] - total['detected']} | **{_percent({**total})}** | | | |",
+        f"| **all** | {total.mutants} | {total.equivalent} | {total.detected} | {survived} | "
+        f"**{total.percent()}** | | | |",
         "",
         "## Equivalent mutants (reviewed)",
         "",
@@ -354,10 +354,9 @@ def write_results(modules: list[str], equivalents: list[Equivalent]) -> None:
     any_survivor = False
     for path in modules:
         module = dotted(path)
-        entry = latest.get(module)
-        if not entry:
+        if module not in latest:
             continue
-        for s in entry["survivors"]:  # type: ignore[attr-defined]
+        for s in Tally.of(latest[module], equivalents).survivors:
             any_survivor = True
             change = "; ".join(f"`{a}` → `{b}`" for a, b in _pairs(s["removed"], s["added"]))
             lines.append(f"- `{module}.{s['function']}` ({s['status']}): {change}")
@@ -404,14 +403,14 @@ def main(argv: list[str] | None = None) -> int:
         for path in chosen:
             if not args.no_run:
                 run_module(path, ROOT / "mutants" / "logs")
-            result = collect(path, equivalents)
-            entry = {"module": dotted(path), "date": dt.date.today().isoformat(), "commit": commit, **result}
+            entry: dict[str, Any] = {"module": dotted(path), "date": dt.date.today().isoformat()}
+            entry |= {"commit": commit, **collect(path)}
             with HISTORY.open("a", encoding="utf-8") as out:
                 out.write(json.dumps(entry, ensure_ascii=False) + "\n")
-            counts: dict[str, int] = result["counts"]  # type: ignore[assignment]
+            tally = Tally.of(entry, equivalents)
             print(
-                f"[mutation] {dotted(path)}: {counts['detected']} of {counts['mutants'] - counts['equivalent']} "
-                f"detected ({_percent(counts)}), {counts['equivalent']} equivalent",
+                f"[mutation] {entry['module']}: {tally.detected} of {tally.mutants - tally.equivalent} "
+                f"detected ({tally.percent()}), {tally.equivalent} equivalent",
                 flush=True,
             )
     write_results(table, equivalents)

@@ -99,6 +99,8 @@ def test_a_change_needs_the_metric_in_both_runs() -> None:
         [(value, failed, reason)] = decide(c, rule)
         assert value is None and failed
         assert reason == f"FAIL: no value to compare for error_rate (it must be in both runs) [{rule}]"
+        [outcome] = check_rules(c, [parse_rule(rule)])
+        assert outcome.rule == parse_rule(rule)
     c = comparison([], {"error_rate": 0.02}, {"error_rate": None})
     [(value, failed, _)] = decide(c, "error_rate>+0.01")
     assert value is None and failed
