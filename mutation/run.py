@@ -31,6 +31,7 @@ import datetime as dt
 import difflib
 import json
 import os
+import random
 import re
 import subprocess
 import sys
@@ -151,15 +152,33 @@ def statuses(module: str) -> dict[str, str]:
 
 
 def prune_mutants() -> None:
-    """Delete copies in ``mutants/`` of source files that no longer exist (mutmut only adds)."""
-    for copy in (ROOT / "mutants" / "src").rglob("*.py"):
-        if not (ROOT / copy.relative_to(ROOT / "mutants")).exists():
-            copy.unlink()
-            copy.with_name(copy.name + ".meta").unlink(missing_ok=True)
+    """Delete copies in ``mutants/`` of source and test files that no longer exist (mutmut only adds)."""
+    for folder in ("src", "tests"):
+        for copy in (ROOT / "mutants" / folder).rglob("*.py"):
+            if not (ROOT / copy.relative_to(ROOT / "mutants")).exists():
+                copy.unlink()
+                copy.with_name(copy.name + ".meta").unlink(missing_ok=True)
 
 
-def run_module(path: str, log_dir: Path) -> None:
-    """``mutmut run`` on one module's mutants, printing a progress line every half minute."""
+_GENERATE = (
+    "import os; os.makedirs('mutants', exist_ok=True)\n"
+    "from mutmut.utils.file_utils import copy_also_copy_files, copy_src_dir\n"
+    "from mutmut.__main__ import create_mutants\n"
+    "copy_src_dir(); copy_also_copy_files(); create_mutants(1)\n"
+)
+"""Makes (or refreshes) the mutants without testing them, through mutmut's own functions."""
+
+
+def sample_of(path: str, size: int, seed: int) -> list[str]:
+    """A seeded random sample of ``size`` mutant names of one module (all of them when it has fewer)."""
+    subprocess.run([sys.executable, "-c", _GENERATE], cwd=ROOT, capture_output=True, check=True)
+    meta = json.loads((ROOT / "mutants" / (path + ".meta")).read_text("utf-8"))
+    names = sorted(meta["exit_code_by_key"], key=_natural)
+    return sorted(random.Random(f"{seed}:{dotted(path)}").sample(names, min(size, len(names))), key=_natural)
+
+
+def run_module(path: str, log_dir: Path, names: list[str] | None = None) -> None:
+    """``mutmut run`` on one module's mutants (or on ``names``), printing a progress line every half minute."""
     prune_mutants()
     module = dotted(path)
     log_dir.mkdir(parents=True, exist_ok=True)
@@ -168,7 +187,7 @@ def run_module(path: str, log_dir: Path) -> None:
     started = time.monotonic()
     with log.open("w", encoding="utf-8") as sink:
         proc = subprocess.Popen(
-            [*MUTMUT, "run", "--max-children", "1", f"{module}.*"],
+            [*MUTMUT, "run", "--max-children", "1", *(names or [f"{module}.*"])],
             cwd=ROOT,
             stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT,
@@ -204,11 +223,13 @@ def _pump(proc: subprocess.Popen[bytes], sink: TextIO, latest: list[str]) -> Non
                     latest[0] = text.lstrip("⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏ ")
 
 
-def collect(path: str) -> dict[str, object]:
-    """One module's result after its run: how many mutants, how many detected, and the rest with their diffs."""
+def collect(path: str, names: list[str] | None = None) -> dict[str, object]:
+    """One module's result after its run (of ``names`` only, if given): mutants, detected, the rest with diffs."""
     module = dotted(path)
     diffs = Diffs(path)
     found = statuses(module)
+    if names is not None:
+        found = {name: found[name] for name in names}
     undetected = [
         dict(zip(("removed", "added"), diffs.of(name.removeprefix(module + ".")), strict=True))
         | {"function": function_of(name, module), "status": status}
@@ -312,6 +333,7 @@ def write_results(modules: list[str], equivalents: list[Equivalent]) -> None:
         "A module's kill rate is detected mutants (a test failed, timed out or crashed) over all",
         "mutants but the reviewed equivalent ones (`mutation/equivalent.toml`, listed below).",
         "A mutant that no test reaches counts as surviving. Goal: at least 90% in every module.",
+        "A run marked *sample* tested a seeded random sample of the module's mutants (`--sample N`).",
         "",
         "| module | mutants | equivalent | detected | survived | kill rate | run on | commit | first recorded |",
         "| --- | ---: | ---: | ---: | ---: | ---: | --- | --- | --- |",
@@ -332,9 +354,10 @@ def write_results(modules: list[str], equivalents: list[Equivalent]) -> None:
         )
         earlier = "this run"
         if then is not now:
-            earlier = f"{Tally.of(then, equivalents).percent()} ({then['date']}, `{then['commit']}`)"
+            earlier = f"{Tally.of(then, equivalents).percent()}{_sampled(then)} ({then['date']}, `{then['commit']}`)"
         lines.append(
-            f"| `{module}` | {tally.mutants} | {tally.equivalent} | {tally.detected} | {len(tally.survivors)} | "
+            f"| `{module}` | {tally.mutants}{_sampled(now)} | {tally.equivalent} | {tally.detected} | "
+            f"{len(tally.survivors)} | "
             f"**{tally.percent()}** | {now['date']} | `{now['commit']}` | {earlier} |"
         )
     survived = total.mutants - total.equivalent - total.detected
@@ -365,6 +388,11 @@ def write_results(modules: list[str], equivalents: list[Equivalent]) -> None:
     RESULTS.write_text("\n".join(lines) + "\n", encoding="utf-8")
 
 
+def _sampled(entry: dict[str, Any]) -> str:
+    sample = entry.get("sample")
+    return f" (sample, seed {sample['seed']})" if sample else ""
+
+
 def _pairs(removed: Iterable[str], added: Iterable[str]) -> list[tuple[str, str]]:
     before, after = list(removed), list(added)
     if len(before) == len(after):
@@ -385,6 +413,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--no-run", action="store_true", help="record the results of the last mutmut run, without running it"
     )
+    parser.add_argument(
+        "--sample",
+        type=int,
+        metavar="N",
+        help="run a seeded random sample of N mutants per module (a quick look)",
+    )
+    parser.add_argument("--seed", type=int, default=0, help="seed of --sample (default 0)")
     args = parser.parse_args(argv)
     table = core_modules()
     if args.list:
@@ -401,10 +436,13 @@ def main(argv: list[str] | None = None) -> int:
     if not args.report_only:
         commit = git_commit()
         for path in chosen:
+            names = sample_of(path, args.sample, args.seed) if args.sample else None
             if not args.no_run:
-                run_module(path, ROOT / "mutants" / "logs")
+                run_module(path, ROOT / "mutants" / "logs", names)
             entry: dict[str, Any] = {"module": dotted(path), "date": dt.date.today().isoformat()}
-            entry |= {"commit": commit, **collect(path)}
+            if args.sample:
+                entry["sample"] = {"size": args.sample, "seed": args.seed}
+            entry |= {"commit": commit, **collect(path, names)}
             with HISTORY.open("a", encoding="utf-8") as out:
                 out.write(json.dumps(entry, ensure_ascii=False) + "\n")
             tally = Tally.of(entry, equivalents)
