@@ -11,7 +11,14 @@ from ragmeter.report.compare import (
     compare_results,
     higher_is_better,
 )
-from ragmeter.report.stats import benjamini_hochberg, holm, permutation_pvalue
+from ragmeter.report.stats import (
+    benjamini_hochberg,
+    bootstrap_ci,
+    holm,
+    paired_percentile_ci,
+    paired_percentile_pvalue,
+    permutation_pvalue,
+)
 from ragmeter.results import EvalResult
 
 
@@ -97,15 +104,28 @@ def test_improved_and_regressed_queries_follow_the_metric_direction() -> None:
 
 
 def test_statistics_of_a_mean_metric_are_those_of_the_paired_differences() -> None:
+    # 30 queries: the permutation test samples, so its seed and size matter.
     rng = np.random.default_rng(4)
-    base_values, cand_values = rng.random(12), rng.random(12)
+    base_values, cand_values = rng.random(30), rng.random(30)
     base = {f"q{i}": {"mrr": float(v)} for i, v in enumerate(base_values)}
     cand = {f"q{i}": {"mrr": float(v)} for i, v in enumerate(cand_values)}
-    [m] = compare_results(run(base), run(cand), n_resamples=300, seed=9).metrics
+    [m] = compare_results(run(base), run(cand), n_resamples=300, seed=9, confidence=0.8).metrics
     diffs = cand_values - base_values
     assert m.p_value == permutation_pvalue(diffs, n_permutations=300, seed=9)
-    assert m.ci_low is not None and m.ci_high is not None
+    assert (m.ci_low, m.ci_high) == bootstrap_ci(diffs, confidence=0.8, n_resamples=300, seed=9)
     assert m.ci_low < m.delta < m.ci_high  # type: ignore[operator]
+
+
+def test_statistics_of_a_percentile_metric_are_the_paired_percentile_tests() -> None:
+    rng = np.random.default_rng(6)
+    base_values, cand_values = rng.exponential(1.0, 25), rng.exponential(1.3, 25)
+    base = {f"q{i}": {"latency_p95": float(v)} for i, v in enumerate(base_values)}
+    cand = {f"q{i}": {"latency_p95": float(v)} for i, v in enumerate(cand_values)}
+    [m] = compare_results(run(base), run(cand), n_resamples=200, seed=3, confidence=0.9).metrics
+    assert m.p_value == paired_percentile_pvalue(base_values, cand_values, 95, n_permutations=200, seed=3)
+    assert (m.ci_low, m.ci_high) == paired_percentile_ci(
+        base_values, cand_values, 95, confidence=0.9, n_resamples=200, seed=3
+    )
 
 
 def test_a_percentile_metric_is_compared_by_its_percentile() -> None:
@@ -152,6 +172,14 @@ def test_a_requested_metric_only_one_run_has_is_noted() -> None:
     assert [(m.metric, m.n_pairs) for m in c.metrics] == [("x", 0), ("mrr", 1)]
     c = compare_results(base, cand, baseline_label="b", candidate_label="c")
     assert c.notes == ["only in b, not compared: x", "only in c, not compared: y"]
+
+
+def test_a_requested_metric_is_found_as_the_runs_spell_it() -> None:
+    # Results written under an alias (not the canonical name) are still found by that name.
+    base = run({"a": {"recall_any@5": 1.0}})
+    assert [m.metric for m in compare_results(base, base, metrics=["recall_any@5"]).metrics] == [
+        "recall_any@5"
+    ]
 
 
 def test_an_unknown_requested_metric_names_what_the_runs_have() -> None:
