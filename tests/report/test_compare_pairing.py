@@ -214,3 +214,22 @@ def test_an_unknown_correction_is_an_error() -> None:
     with pytest.raises(ValueError) as error:
         compare_results(run(BASE), run(CAND), correction="bonferroni")
     assert str(error.value) == "correction must be 'holm', 'bh' or 'none', got 'bonferroni'"
+
+
+def test_defaults_label_the_runs_keep_five_changes_and_sample_10_000_times_with_seed_0() -> None:
+    rng = np.random.default_rng(8)
+    base_values, cand_values = rng.random(20), rng.random(20)
+    base = {f"q{i}": {"mrr": float(v), "x": 1.0, "y": 1.0} for i, v in enumerate(base_values)}
+    cand = {f"q{i}": {"mrr": float(v)} for i, v in enumerate(cand_values)}
+    base["extra"] = {"mrr": 0.5}
+    c = compare_results(run(base), run(cand))
+    assert c.notes == [
+        "the runs' query sets differ: compared on the 20 shared queries (1 only in baseline, 0 only in candidate)",
+        "only in baseline, not compared: x, y",
+    ]
+    [m] = c.metrics
+    diffs = cand_values - base_values
+    assert m.p_value == permutation_pvalue(diffs, n_permutations=10_000, seed=0)
+    assert (m.ci_low, m.ci_high) == bootstrap_ci(diffs, n_resamples=10_000, seed=0)
+    assert len(m.improved) == min(5, m.n_improved) and len(m.regressed) == min(5, m.n_regressed)
+    assert m.n_improved > 5 or m.n_regressed > 5
