@@ -290,17 +290,21 @@ class Tally:
 
 
 def git_commit() -> str:
-    """The commit the run tested, ``+dirty`` when the work tree differs from it (``MUTATION_COMMIT`` overrides)."""
+    """The commit the run tested, ``+dirty`` when the code or tests differ from it (``MUTATION_COMMIT`` overrides).
+
+    The files this script writes (the history and the results) do not count.
+    """
     if os.environ.get("MUTATION_COMMIT"):
         return os.environ["MUTATION_COMMIT"]
-    described = subprocess.run(
-        ["git", "describe", "--always", "--dirty=+dirty", "--abbrev=10"],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    return described.stdout.strip() or "unknown"
+
+    def git(*args: str) -> str:
+        return subprocess.run(
+            ["git", *args], cwd=ROOT, capture_output=True, text=True, check=False
+        ).stdout.strip()
+
+    ours = [f":!{path.relative_to(ROOT)}" for path in (HISTORY, RESULTS)]
+    dirty = git("status", "--porcelain", "--", ".", *ours)
+    return (git("rev-parse", "--short=10", "HEAD") or "unknown") + ("+dirty" if dirty else "")
 
 
 def read_history(path: Path = HISTORY) -> list[dict[str, Any]]:
