@@ -438,8 +438,8 @@ def main(argv: list[str] | None = None) -> int:
             raise SystemExit(f"Error: not a core module (see --list): {', '.join(unknown)}")
     equivalents = load_equivalents()
     if not args.report_only:
-        commit = git_commit()
         for path in chosen:
+            commit = git_commit()  # each module's own: the code may move on during a long run
             names = sample_of(path, args.sample, args.seed) if args.sample else None
             if not args.no_run:
                 run_module(path, ROOT / "mutants" / "logs", names)

@@ -23,6 +23,8 @@ from collections.abc import Iterable
 from concurrent.futures import Future
 from pathlib import Path
 
+from ragmeter.io.file_state import changed, snapshot, state
+
 _STEP = 1 << 22
 """Bytes read and hashed per step (hashlib lets go of the GIL while it hashes them)."""
 
@@ -86,18 +88,9 @@ def _digest(path: Path) -> str:
     digest = hashlib.sha256()
     buffer = bytearray(_STEP)
     with path.open("rb") as handle, memoryview(buffer) as view:
-        before = _state(os.fstat(handle.fileno()))
+        before = state(os.fstat(handle.fileno()))
         while n := handle.readinto(view):
             digest.update(view[:n])
-        if _state(os.fstat(handle.fileno())) != before or _state(os.stat(path)) != before:
-            from ragmeter.errors import InputError
-
-            raise InputError(
-                "the file changed while it was read (is it still being written?); run again once it is complete",
-                where=str(path),
-            )
+        if state(os.fstat(handle.fileno())) != before or snapshot(path) != before:
+            raise changed(path)
     return digest.hexdigest()
-
-
-def _state(st: os.stat_result) -> tuple[int, int, int]:
-    return st.st_ino, st.st_size, st.st_mtime_ns

@@ -40,8 +40,8 @@ import pyarrow.csv as pacsv
 from numpy.typing import NDArray
 from pyarrow._compute import call_function  # pyarrow.compute itself takes 60 ms to import
 
-from ragmeter.errors import InputError
 from ragmeter.io.docnos import Docnos, numpy_view, pair_keys, string_bounds, strings_at, topic_keys
+from ragmeter.io.file_state import changed, check_unchanged, snapshot
 from ragmeter.io.trec_exact import read_qrels_exact, read_run_exact
 from ragmeter.io.trec_tables import TrecQrels, TrecRun, judged_lines, name_codes
 
@@ -261,7 +261,7 @@ def _parse_slices(
             start, stop = bounds[k], bounds[k + 1]
             data = os.pread(fd, stop - start, start)
             if len(data) != stop - start:
-                raise _changed(path)
+                raise changed(path)
             return _parse(pa.BufferReader(pa.py_buffer(data)), names, types, delimiter, threads=False)
 
         with ThreadPoolExecutor(workers) as pool:
@@ -280,31 +280,6 @@ def _line_end(fd: int, at: int, size: int) -> int:
             break
         at += len(window)
     return size
-
-
-def _changed(path: Path) -> InputError:
-    return InputError(
-        "the file changed while it was read (is it still being written?); run again once it is complete",
-        where=str(path),
-    )
-
-
-_Snapshot = tuple[int, int, int] | None
-
-
-def _snapshot(path: Path) -> _Snapshot:
-    """The file's inode, size and modification time (``None`` when it cannot be seen)."""
-    try:
-        st = path.stat()
-    except OSError:
-        return None
-    return st.st_ino, st.st_size, st.st_mtime_ns
-
-
-def _unchanged(path: Path, before: _Snapshot) -> None:
-    """Raise an :class:`InputError` when the file is not as it was at ``before``."""
-    if _snapshot(path) != before:
-        raise _changed(path)
 
 
 def _columns(
@@ -396,7 +371,7 @@ def read_run(path: str | Path, *, qrels: TrecQrels | None = None) -> TrecRun:
     while it is read is an :class:`~ragmeter.errors.InputError`.
     """
     path = Path(path)
-    before = _snapshot(path)
+    before = snapshot(path)
     try:
         columns = _fast_columns(
             path,
@@ -418,7 +393,7 @@ def read_run(path: str | Path, *, qrels: TrecQrels | None = None) -> TrecRun:
             reader="fast",
             reader_note=_pieces(columns),
         )
-    _unchanged(path, before)
+    check_unchanged(path, before)
     return run
 
 
@@ -464,7 +439,7 @@ def read_qrels(path: str | Path) -> TrecQrels:
     ``TrecQrels.reader`` and ``reader_note`` say how it was read, as for :func:`read_run`.
     """
     path = Path(path)
-    before = _snapshot(path)
+    before = snapshot(path)
     try:
         columns = _fast_columns(
             path,
@@ -488,5 +463,5 @@ def read_qrels(path: str | Path) -> TrecQrels:
             # A repeated judgment (or, once in 2^64, two pairs with one key): the exact
             # reader tells which, with the line numbers.
             qrels = read_qrels_exact(path, why="a repeated (topic, docno)")
-    _unchanged(path, before)
+    check_unchanged(path, before)
     return qrels
