@@ -264,3 +264,22 @@ def test_alpha_with_no_paired_query_fails_instead_of_crashing() -> None:
     assert reason == (
         "FAIL: mrr changed by -0.2000 [mrr<-0.1] (no p-value: no query has the metric in both runs)"
     )
+
+
+@pytest.mark.parametrize(
+    ("rule", "failed"),
+    [
+        ("x<=+0.25", True),
+        ("x<+0.25", False),
+        ("x>=+0.25", True),
+        ("x>+0.25", False),
+        ("x>=0.5", True),
+        ("x>0.5", False),
+        ("x<=0.5", True),
+        ("x<0.5", False),
+    ],
+)
+def test_a_value_equal_to_the_threshold_fails_only_inclusive_rules(rule: str, failed: bool) -> None:
+    c = comparison([], {"x": 0.25}, {"x": 0.5})  # exact in binary: the change is exactly +0.25
+    [(value, outcome, _)] = decide(c, rule)
+    assert value in (0.25, 0.5) and outcome is failed
