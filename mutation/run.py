@@ -169,18 +169,21 @@ _GENERATE = (
 """Makes (or refreshes) the mutants without testing them, through mutmut's own functions."""
 
 
-def sample_of(path: str, size: int, seed: int) -> list[str]:
-    """A seeded random sample of ``size`` mutant names of one module (all of them when it has fewer)."""
+def samples_of(paths: list[str], size: int, seed: int) -> dict[str, list[str]]:
+    """A seeded random sample of ``size`` mutant names of each module (all of them when it has fewer)."""
     subprocess.run([sys.executable, "-c", _GENERATE], cwd=ROOT, capture_output=True, check=True)
-    meta = json.loads((ROOT / "mutants" / (path + ".meta")).read_text("utf-8"))
-    names = sorted(meta["exit_code_by_key"], key=_natural)
-    return sorted(random.Random(f"{seed}:{dotted(path)}").sample(names, min(size, len(names))), key=_natural)
+    out = {}
+    for path in paths:
+        meta = json.loads((ROOT / "mutants" / (path + ".meta")).read_text("utf-8"))
+        names = sorted(meta["exit_code_by_key"], key=_natural)
+        chosen = random.Random(f"{seed}:{dotted(path)}").sample(names, min(size, len(names)))
+        out[path] = sorted(chosen, key=_natural)
+    return out
 
 
-def run_module(path: str, log_dir: Path, names: list[str] | None = None) -> None:
+def run_module(module: str, log_dir: Path, names: list[str] | None = None) -> None:
     """``mutmut run`` on one module's mutants (or on ``names``), printing a progress line every half minute."""
     prune_mutants()
-    module = dotted(path)
     log_dir.mkdir(parents=True, exist_ok=True)
     log = log_dir / f"{module}.log"
     print(f"[mutation] {module}: running (log: {log.relative_to(ROOT)})", flush=True)
@@ -438,15 +441,18 @@ def main(argv: list[str] | None = None) -> int:
             raise SystemExit(f"Error: not a core module (see --list): {', '.join(unknown)}")
     equivalents = load_equivalents()
     if not args.report_only:
+        samples = samples_of(chosen, args.sample, args.seed) if args.sample else {}
+        tested = git_commit()
+        if samples and not args.no_run:  # one mutmut run for every sample: one clean-test run, not one each
+            run_module("samples", ROOT / "mutants" / "logs", [n for names in samples.values() for n in names])
         for path in chosen:
-            commit = git_commit()  # each module's own: the code may move on during a long run
-            names = sample_of(path, args.sample, args.seed) if args.sample else None
-            if not args.no_run:
-                run_module(path, ROOT / "mutants" / "logs", names)
+            commit = tested if samples else git_commit()  # each module's own: the code may move on meanwhile
+            if not args.no_run and not samples:
+                run_module(dotted(path), ROOT / "mutants" / "logs")
             entry: dict[str, Any] = {"module": dotted(path), "date": dt.date.today().isoformat()}
             if args.sample:
                 entry["sample"] = {"size": args.sample, "seed": args.seed}
-            entry |= {"commit": commit, **collect(path, names)}
+            entry |= {"commit": commit, **collect(path, samples.get(path))}
             with HISTORY.open("a", encoding="utf-8") as out:
                 out.write(json.dumps(entry, ensure_ascii=False) + "\n")
             tally = Tally.of(entry, equivalents)
