@@ -342,6 +342,11 @@ def write_results(modules: list[str], equivalents: list[Equivalent]) -> None:
         "A mutant that no test reaches counts as surviving. Goal: at least 90% in every module.",
         "A run marked *sample* tested a seeded random sample of the module's mutants (`--sample N`).",
         "",
+        'Run `make mutation` (every module, one at a time), `make mutation MODULES="report/gate io/trec"`, or',
+        "`.venv/bin/python mutation/run.py --sample 30 --seed 1` for a quick look. Each mutant runs only the",
+        "tests that call the mutated function (`-x -n 0`), under mutmut's CPU-time limit (15 times those",
+        "tests' own time); a timeout counts as detected.",
+        "",
         "| module | mutants | equivalent | detected | survived | kill rate | run on | commit | first recorded |",
         "| --- | ---: | ---: | ---: | ---: | ---: | --- | --- | --- |",
     ]
