@@ -43,7 +43,7 @@ from ragmeter.evaluation.dataset_inputs import (
 )
 from ragmeter.evaluation.query_details import query_views, rag_sections
 from ragmeter.io.digests import file_sha256, hash_in_background
-from ragmeter.io.trec import read_by, read_qrels, read_run
+from ragmeter.io.trec import read_qrels, read_run
 from ragmeter.matching.anchors import match_anchors, merged_tables
 from ragmeter.matching.ids import match_ids
 from ragmeter.matching.trec import match_trec
@@ -325,8 +325,8 @@ def evaluate_trec(
         cfg_path, k=k, default_k=default_k, relevance_level=level, complete=complete, trec_compat=trec_compat
     ) | {
         "inputs": {
-            "qrels": {"path": str(qrels), "sha256": file_sha256(qrels), **read_by(q)},
-            "run": {"path": str(run), "sha256": file_sha256(run), **read_by(r)},
+            "qrels": {"path": str(qrels), "sha256": file_sha256(qrels)},
+            "run": {"path": str(run), "sha256": file_sha256(run)},
         },
         "elapsed_seconds": round(time.perf_counter() - started, 6),
     }

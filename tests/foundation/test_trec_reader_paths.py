@@ -2,7 +2,7 @@
 
 A plain file must take the fast (columnar) path: a silent fall-back to the exact
 line-by-line reader gives the same numbers, slower, so these tests check the path
-itself (``reader``, also in the provenance). Irregular files take the exact path and
+itself (``reader``, and :func:`~ragmeter.io.trec.read_by`). Irregular files take the exact path and
 are read as trec_eval reads them, or rejected with the file, line and field.
 """
 
@@ -15,10 +15,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from ragmeter.api import evaluate_trec
 from ragmeter.errors import InputError
 from ragmeter.io import trec as trec_io
-from ragmeter.io.trec import read_qrels, read_run
+from ragmeter.io.trec import read_by, read_qrels, read_run
 from ragmeter.io.trec_exact import read_qrels_exact, read_run_exact
 from ragmeter.matching.trec import match_trec
 
@@ -110,16 +109,14 @@ def test_one_worker_or_a_small_file_reads_in_one_piece(
     assert read_run(path).reader_note == "in one piece"
 
 
-def test_the_provenance_names_the_reader(tmp_path: Path) -> None:
+def test_read_by_names_the_reader_of_each_file(tmp_path: Path) -> None:
     run = write_run(tmp_path / "run", topics=2, depth=3)
     (tmp_path / "qrels").write_text("q0 0 d0-1 1\n# judged by hand\nq1 0 d1-0 2\n", encoding="utf-8")
-    inputs = evaluate_trec(tmp_path / "qrels", run, metrics=["map"]).provenance["inputs"]
-    assert (inputs["run"]["reader"], inputs["run"]["reader_note"]) == ("fast", "in one piece")
-    assert inputs["qrels"]["reader"] == "exact"
-    assert (
-        inputs["qrels"]["reader_note"]
-        == "pyarrow: In CSV column #3: CSV conversion error to double: invalid value 'hand'"
-    )
+    assert read_by(read_run(run)) == {"reader": "fast", "reader_note": "in one piece"}
+    assert read_by(read_qrels(tmp_path / "qrels")) == {
+        "reader": "exact",
+        "reader_note": "pyarrow: In CSV column #3: CSV conversion error to double: invalid value 'hand'",
+    }
 
 
 @pytest.mark.parametrize(

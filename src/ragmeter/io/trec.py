@@ -398,9 +398,10 @@ def read_run(path: str | Path, *, qrels: TrecQrels | None = None) -> TrecRun:
 
 
 def read_by(table: TrecRun | TrecQrels) -> dict[str, str]:
-    """Which reader read a TREC file and how, for the provenance: ``{"reader": "fast", "reader_note": …}``.
+    """Which reader read a TREC file and how: ``{"reader": "fast", "reader_note": "in 4 slices"}``.
 
-    A plain file that the exact reader read (slowly) shows up here, with the reason.
+    A plain file that the exact reader read (slowly) shows up here, with the reason
+    (the module docstring has an example).
     """
     return {"reader": table.reader, "reader_note": table.reader_note}
 
