@@ -97,6 +97,14 @@ def test_the_labels_file_wins_and_its_copies_are_not_compared() -> None:
     assert [lab.key for lab in out.unmatched_labels] == ["url:c.org/3"]
 
 
+def test_a_label_for_no_result_of_the_trace_does_not_stop_the_others() -> None:
+    p = prepared([{"url": "https://a.org/1"}, {"url": "https://b.org/2"}])
+    labels = [label("url:zzz.org/9", 1.0), label("url:b.org/2", 3.0), label("url:a.org/1", 2.0)]
+    out = resolve_gains(p, cluster_trace(p), labels=labels)
+    assert gains_of(out) == [(2.0, "labels", None), (3.0, "labels", None)]
+    assert [lab.key for lab in out.unmatched_labels] == ["url:zzz.org/9"]
+
+
 def test_an_unscored_label_keeps_its_reason_or_says_where_it_is() -> None:
     p = prepared([{"url": "https://a.org/1", "gain": 2}, {"url": "https://b.org/2", "gain": 2}])
     labels = [

@@ -39,6 +39,7 @@ def run(
         ("latency_p95.retrieval", False),
         ("my_error_rate", False),  # not in the registry: the name decides
         ("judge_latency", False),
+        ("Judge_LATENCY_ms", False),  # the name heuristic ignores case
         ("dollar_cost", False),
         ("output_tokens", False),
         ("topic_miss", False),
