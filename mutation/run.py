@@ -233,6 +233,8 @@ def collect(path: str, names: list[str] | None = None) -> dict[str, object]:
     found = statuses(module)
     if names is not None:
         found = {name: found[name] for name in names}
+    untested = [name for name, status in found.items() if status == "not checked"]  # an interrupted run
+    found = {name: status for name, status in found.items() if status != "not checked"}
     undetected = [
         dict(zip(("removed", "added"), diffs.of(name.removeprefix(module + ".")), strict=True))
         | {"function": function_of(name, module), "status": status}
@@ -243,6 +245,7 @@ def collect(path: str, names: list[str] | None = None) -> dict[str, object]:
         "mutants": len(found),
         "detected": len(found) - len(undetected),
         "timeouts": sum(status == "timeout" for status in found.values()),
+        "untested": len(untested),
         "undetected": undetected,
     }
 
@@ -401,8 +404,11 @@ def write_results(modules: list[str], equivalents: list[Equivalent]) -> None:
 
 
 def _sampled(entry: dict[str, Any]) -> str:
-    sample = entry.get("sample")
-    return f" (sample, seed {sample['seed']})" if sample else ""
+    sample, untested = entry.get("sample"), entry.get("untested", 0)
+    notes = ([f"sample, seed {sample['seed']}"] if sample else []) + (
+        [f"{untested} not run"] if untested else []
+    )
+    return f" ({', '.join(notes)})" if notes else ""
 
 
 def _pairs(removed: Iterable[str], added: Iterable[str]) -> list[tuple[str, str]]:
