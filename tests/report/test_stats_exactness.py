@@ -157,6 +157,9 @@ def test_differences_must_be_one_dimensional_finite_and_paired() -> None:
     with pytest.raises(ValueError) as error:
         paired_percentile_ci([], [], 50)
     assert str(error.value) == "no paired values to resample"
+    with pytest.raises(ValueError) as error:
+        bootstrap_ci([])
+    assert str(error.value) == "no paired differences to resample"
 
 
 def test_percentile_delta_is_candidate_minus_baseline() -> None:
