@@ -213,5 +213,14 @@ def test_the_representative_is_the_most_complete_copy_and_the_first_on_ties() ->
     )
 
 
+def test_the_representative_carries_the_ids_of_its_copy() -> None:
+    p = prepared(
+        [{"id": "g-7", "domain_id": "doi:1", "url": "https://a.org/1", "title": "T", "snippet": "S"}]
+    )
+    assert representative(p, cluster_trace(p), 0) == UniqueResult(
+        "domain:doi:1", "doi:1", "g-7", "https://a.org/1", "T", "S", ("q0",)
+    )
+
+
 def test_cluster_gain_defaults() -> None:
     assert ClusterGain(1.0, "trace") == ClusterGain(1.0, "trace", None)

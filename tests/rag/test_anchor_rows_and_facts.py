@@ -180,6 +180,21 @@ def test_snippets_decide_only_with_snippet_matching_on() -> None:
     assert chunk_matches("s", 2, no_text, gold[1:], snippet_matching=True) == frozenset({0})
 
 
+@pytest.mark.parametrize(
+    ("path", "folder", "inside"),
+    [
+        ("Xdocs/a.md", "Xdocs", True),
+        ("Xdocs/a.md", "docs", False),
+        ("a.md", "/", True),
+        ("a/b.md", "a/b.md", True),
+    ],
+)
+def test_in_folder_compares_whole_components(path: str, folder: str, inside: bool) -> None:
+    from ragmeter.matching.anchors import in_folder
+
+    assert in_folder(path, folder) is inside
+
+
 def test_anchor_keys_normalise_and_drop_empty_snippets() -> None:
     key = AnchorKey.of("./a.md", "Setup > Install", ["  Eight  HOURS ", "", "   "], newer=True)
     assert key == AnchorKey("a.md", ("Setup", "Install"), ("eight hours",), True)

@@ -132,6 +132,7 @@ def test_scope_miss_reasons_for_each_query_it_leaves_out() -> None:
         {"id": "failed", "gold_supports": [A]},
         {"id": "ids", "expected_output": ["d1"]},
         {"id": "unans", "gold_supports": [A], "answerable": False},
+        {"id": "silent", "gold_supports": [A]},
     ]
     outputs = {
         "in": {"folder_mode": "on", "selected_folders": ["."]},
@@ -150,6 +151,7 @@ def test_scope_miss_reasons_for_each_query_it_leaves_out() -> None:
         "failed": None,
         "ids": None,
         "unans": None,
+        "silent": None,
     }
     assert reasons(samples, outputs, "scope_miss_rate") == {
         "in": None,
@@ -159,7 +161,19 @@ def test_scope_miss_reasons_for_each_query_it_leaves_out() -> None:
         "failed": "the call failed and recorded no 'selected_folders'",
         "ids": "no gold supports",
         "unans": "unanswerable question",
+        "silent": "no recorded output",
     }
+
+
+def test_a_whole_rag_metric_on_a_trec_run_names_itself(tmp_path: Any) -> None:
+    from ragmeter.api import evaluate_trec
+    from ragmeter.errors import MissingFieldError
+
+    (tmp_path / "qrels").write_text("q 0 d 1\n", encoding="utf-8")
+    (tmp_path / "run").write_text("q Q0 d 1 1.0 r\n", encoding="utf-8")
+    with pytest.raises(MissingFieldError) as error:
+        evaluate_trec(tmp_path / "qrels", tmp_path / "run", metrics=["recall_all@5"])
+    assert str(error.value) == "metric recall_all@5 needs recorded outputs of a dataset (not a TREC run)"
 
 
 @pytest.mark.parametrize(
