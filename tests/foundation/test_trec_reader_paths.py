@@ -137,6 +137,15 @@ def test_irregular_runs_take_the_exact_path_and_say_why(tmp_path: Path, text: st
     path.write_text(text, encoding="utf-8")
     run = read_run(path)
     assert (run.reader, run.reader_note) == ("exact", note)
+    assert run.path == str(path)
+
+
+def test_qrels_topics_index_the_run_topics(tmp_path: Path) -> None:
+    path = tmp_path / "qrels"
+    path.write_text("q2 0 d 1\n# by hand\nq1 0 d 1\n", encoding="utf-8")
+    qrels = read_qrels(path)
+    assert (qrels.reader, qrels.path) == ("exact", str(path))
+    assert qrels.topic_index(["q1", "x", "q2"]).tolist() == [1, -1, 0]  # -1: not judged
 
 
 def test_a_comment_line_in_mid_file_is_skipped_not_read_as_a_topic(tmp_path: Path) -> None:
