@@ -438,6 +438,11 @@ def main(argv: list[str] | None = None) -> int:
         help="run a seeded random sample of N mutants per module (a quick look)",
     )
     parser.add_argument("--seed", type=int, default=0, help="seed of --sample (default 0)")
+    parser.add_argument(
+        "--fresh",
+        action="store_true",
+        help="forget which tests call which function (needed after code moved between modules)",
+    )
     args = parser.parse_args(argv)
     table = core_modules()
     if args.list:
@@ -451,6 +456,8 @@ def main(argv: list[str] | None = None) -> int:
         if unknown:
             raise SystemExit(f"Error: not a core module (see --list): {', '.join(unknown)}")
     equivalents = load_equivalents()
+    if args.fresh:  # mutmut re-collects only new tests' calls: functions moved since are otherwise untested
+        (ROOT / "mutants" / "mutmut-stats.json").unlink(missing_ok=True)
     if not args.report_only:
         samples = samples_of(chosen, args.sample, args.seed) if args.sample else {}
         tested = git_commit()
