@@ -149,3 +149,25 @@ def test_content_of_a_result_without_text_is_registered_but_proposes_nothing() -
     out = deduplicate([m.keys(url="https://a.org/1"), m.keys(url="https://b.org/2")])
     assert out.cluster == (0, 1)
     assert len(out.by_content) == 1
+
+
+def test_an_id_match_is_not_overruled_by_the_url() -> None:
+    m = KeyMaker()
+    out = deduplicate(
+        [
+            m.keys(domain_id="doi:1", url="https://a.org/1"),
+            m.keys(url="https://b.org/2"),
+            m.keys(domain_id="doi:1", url="https://b.org/2"),  # doi:1 is cluster 0, whatever its URL says
+        ]
+    )
+    assert out.cluster == (0, 1, 0)
+    assert kinds(out) == [None, None, "domain_id"]
+
+
+def test_exact_content_matches_snippets_too_short_for_a_prefix_key() -> None:
+    m = KeyMaker()
+    snippet = "Python 3.11 is faster and has better errors."  # 44 characters: content, but no prefix key
+    a = m.keys(url="https://a.org/1", title="What's new in Python", snippet=snippet)
+    b = m.keys(url="https://b.org/2", title="What's new in Python", snippet=snippet)
+    assert a.content_candidate and a.prefix_key is None
+    assert kinds(deduplicate([a, b])) == [None, "content"]
