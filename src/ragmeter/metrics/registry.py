@@ -98,6 +98,9 @@ class MetricDef:
     their geometric mean (each value floored at 0.00001, as trec_eval's gm_map)."""
     param: ParamSpec | None = None
     """The family's own parameter (a :class:`WithParam` kernel reads it)."""
+    upper: float | None = 1.0
+    """The largest value the metric takes (``None``: unbounded); every metric is >= 0. A gate
+    threshold outside the range could never fire, so it is an error."""
 
 
 def _ranking(fn: Callable[[Ranked, Int64Array | None], FloatArray]) -> Kernel:
@@ -231,6 +234,7 @@ METRICS: tuple[MetricDef, ...] = (
         "DCG@k = Σ_{i≤k} g_i / log2(i+1)",
         "Discounted cumulative gain, not normalised (ranx dcg).",
         binary=False,
+        upper=None,
     ),
     MetricDef(
         "dcg_exp",
@@ -241,6 +245,7 @@ METRICS: tuple[MetricDef, ...] = (
         "DCG@k = Σ_{i≤k} (2^g_i - 1) / log2(i+1)",
         "Discounted cumulative gain with exponential gains (ranx dcg_burges).",
         binary=False,
+        upper=None,
     ),
     MetricDef(
         "hits",
@@ -250,6 +255,7 @@ METRICS: tuple[MetricDef, ...] = (
         "relevant",
         "hits@k = |D_k ∩ Rel| (a count; the aggregate is its mean, as in ranx)",
         "How many relevant items made the top k (ranx hits; not hit@k, which is 0 or 1).",
+        upper=None,
     ),
     MetricDef(
         "f1",
@@ -302,6 +308,7 @@ METRICS: tuple[MetricDef, ...] = (
         binary=False,
         trec_name="num_ret",
         aggregate="sum",
+        upper=None,
     ),
     MetricDef(
         "num_rel",
@@ -313,6 +320,7 @@ METRICS: tuple[MetricDef, ...] = (
         "Relevant items in the ground truth (trec_eval num_rel: the summary is a sum).",
         trec_name="num_rel",
         aggregate="sum",
+        upper=None,
     ),
     MetricDef(
         "num_rel_ret",
@@ -324,6 +332,7 @@ METRICS: tuple[MetricDef, ...] = (
         "Relevant items returned (trec_eval num_rel_ret: the summary is a sum).",
         trec_name="num_rel_ret",
         aggregate="sum",
+        upper=None,
     ),
     MetricDef(
         "bpref",
@@ -491,6 +500,7 @@ METRICS: tuple[MetricDef, ...] = (
         binary=False,
         reference="rag-core-evaluation-metrics.md §6",
         fields=("output.answer", "output.retrieved[].text"),
+        upper=5.0,
     ),
     MetricDef(
         "correctness",
@@ -504,6 +514,7 @@ METRICS: tuple[MetricDef, ...] = (
         binary=False,
         reference="rag-core-evaluation-metrics.md §7",
         fields=("input.question", "output.answer", "output.retrieved[].text", "metadata.expected_answer"),
+        upper=5.0,
     ),
     MetricDef(
         "factual_match",
@@ -581,6 +592,7 @@ METRICS: tuple[MetricDef, ...] = (
         percentile=50.0,
         qualified=True,
         fields=("output.latency", "output.timings"),
+        upper=None,
     ),
     MetricDef(
         "latency_p95",
@@ -595,6 +607,7 @@ METRICS: tuple[MetricDef, ...] = (
         percentile=95.0,
         qualified=True,
         fields=("output.latency", "output.timings"),
+        upper=None,
     ),
     MetricDef(
         "tokens_prompt",
@@ -607,6 +620,7 @@ METRICS: tuple[MetricDef, ...] = (
         binary=False,
         higher_is_better=False,
         fields=("output.tokens.prompt",),
+        upper=None,
     ),
     MetricDef(
         "tokens_completion",
@@ -619,6 +633,7 @@ METRICS: tuple[MetricDef, ...] = (
         binary=False,
         higher_is_better=False,
         fields=("output.tokens.completion",),
+        upper=None,
     ),
     MetricDef(
         "cost",
@@ -631,6 +646,7 @@ METRICS: tuple[MetricDef, ...] = (
         binary=False,
         higher_is_better=False,
         fields=("output.tokens", "output.model"),
+        upper=None,
     ),
 )
 
