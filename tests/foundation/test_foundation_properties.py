@@ -467,7 +467,7 @@ def test_vectorised_kernels_equal_the_reference_implementations(case: Case) -> N
 @SETTINGS
 @given(cases())
 def test_values_lie_in_the_unit_interval(case: Case) -> None:
-    assert UNBOUNDED == {"dcg", "dcg_exp", "hits", "num_ret", "num_rel", "num_rel_ret"}
+    assert {"dcg", "dcg_exp", "hits", "num_ret", "num_rel", "num_rel_ret"} == UNBOUNDED
     result = case.evaluate()
     for values in result.per_query.values():
         for name, value in values.items():
