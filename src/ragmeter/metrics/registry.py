@@ -703,4 +703,4 @@ def resolve_metric(name: str) -> ResolvedMetric:
                 f"metric {name!r}: {definition.family} needs its {param.name}, e.g. {example}"
             )
         spec = dataclasses.replace(spec, param=param.default)
-    return ResolvedMetric(spec, definition, name)
+    return ResolvedMetric(spec, definition, name.strip())
