@@ -486,6 +486,12 @@ def check_builtin(loaded: LoadedSuite) -> None:
         errors = exc.errors()
         err = next((e for e in errors if e["type"] == "extra_forbidden"), errors[0])
         key = str(err["loc"][0]) if err["loc"] else "type"
+        if err["type"] == "extra_forbidden" and key == "options":
+            raise loaded.error(
+                ["system", key],
+                "unknown key; the pipeline's settings go directly under system: "
+                "(max_chunk_tokens: 200, not options: {max_chunk_tokens: 200})",
+            ) from None
         if err["type"] == "extra_forbidden":
             known = [*BuiltinSystem.model_fields, *(f for f in PipelineConfig.model_fields if f != "k")]
             close = difflib.get_close_matches(key, known, n=1)

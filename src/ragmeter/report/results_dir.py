@@ -89,6 +89,10 @@ def load_results(path: str | Path) -> LoadedResults:
     return LoadedResults(folder, result, config, data, rows, name)
 
 
+ITERATIONS_FOR_ALL_GOOD = "IterationsForAllGoodResults"
+"""Its per-trace value is the trace's ``iterations_for_all_good`` (not in ``at_n``)."""
+
+
 def _number(value: Any) -> float | None:
     return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
 
@@ -96,12 +100,13 @@ def _number(value: Any) -> float | None:
 def agentic_as_metrics(data: dict[str, Any], *, where: str) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     """An agentic result as a metrics JSON (traces as queries, values at i = N) plus drill-down rows.
 
-    >>> doc = {"kind": "agentic", "aggregate": {"averages_at_n": {"CG": 3.0}, "n_at_n": {"CG": 1},
-    ...        "averages_by_iteration": {"CG": [1.0, 3.0]}, "traces_by_iteration": [1, 1]},
-    ...        "traces": [{"trace_id": "t", "status": "scored", "n_iterations": 2, "at_n": {"CG": 3.0}}]}
+    >>> doc = {"kind": "agentic", "aggregate": {"averages_at_n": {"CG": 3.0, "IterationsForAllGoodResults": 2.0},
+    ...        "n_at_n": {"CG": 1}, "averages_by_iteration": {"CG": [1.0, 3.0]}, "traces_by_iteration": [1, 1]},
+    ...        "traces": [{"trace_id": "t", "status": "scored", "n_iterations": 2, "at_n": {"CG": 3.0},
+    ...                    "iterations_for_all_good": 2}]}
     >>> metrics, rows = agentic_as_metrics(doc, where="a.json")
     >>> metrics["aggregate"], metrics["per_query"], metrics["agentic"]["averages_by_iteration"]
-    ({'CG': 3.0}, {'t': {'CG': 3.0}}, {'CG': [1.0, 3.0]})
+    ({'CG': 3.0, 'IterationsForAllGoodResults': 2.0}, {'t': {'CG': 3.0, 'IterationsForAllGoodResults': 2.0}}, {'CG': [1.0, 3.0]})
     """
     aggregate = data.get("aggregate")
     traces = data.get("traces")
@@ -115,15 +120,18 @@ def agentic_as_metrics(data: dict[str, Any], *, where: str) -> tuple[dict[str, A
         if not isinstance(trace, dict):
             continue
         trace_id = str(trace.get("trace_id"))
-        values = trace.get("at_n") or {}
+        values = {**(trace.get("at_n") or {}), ITERATIONS_FOR_ALL_GOOD: trace.get("iterations_for_all_good")}
+        unscored: dict[str, str] = {}
         if trace.get("status") == "scored":
             per_query[trace_id] = {name: _number(values.get(name)) for name in names}
+            reason = trace.get("iterations_for_all_good_reason")
+            if ITERATIONS_FOR_ALL_GOOD in names and values[ITERATIONS_FOR_ALL_GOOD] is None and reason:
+                unscored[ITERATIONS_FOR_ALL_GOOD] = str(reason)
+        else:
+            reason = str(trace.get("reason") or trace.get("status"))
+            unscored = dict.fromkeys(names, reason)
         rows.append(
-            {
-                "id": trace_id,
-                "metrics": per_query.get(trace_id, {}),
-                **{k: trace.get(k) for k in ("status", "reason", "where", "n_iterations") if trace.get(k)},
-            }
+            {"id": trace_id, "metrics": per_query.get(trace_id, {}), "unscored": unscored, "trace": trace}
         )
     n_at_n = aggregate.get("n_at_n") or {}
     metrics = {
@@ -137,6 +145,7 @@ def agentic_as_metrics(data: dict[str, Any], *, where: str) -> tuple[dict[str, A
         "provenance": dict(data.get("provenance") or {}),
         "agentic": {
             "averages_by_iteration": aggregate.get("averages_by_iteration") or {},
+            "n_by_iteration": aggregate.get("n_by_iteration") or {},
             "traces_by_iteration": aggregate.get("traces_by_iteration") or [],
             "redundancy": aggregate.get("redundancy"),
             "counts": aggregate.get("counts"),
