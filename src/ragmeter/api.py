@@ -183,6 +183,9 @@ def _evaluate_loaded(
     scored = score_metrics(resolved, inp, default_k=default_k, sample_k=sample_k, trec_compat=trec_compat)
     coverage, index_sources, index_warnings = index_stats_coverage(index_stats, cfg, cfg_path)
     split, operational, details = rag_sections(scored, records, sample_k, default_k)
+    judging_seconds = (judged.provenance.get("usage") or {}).get("seconds") if judged is not None else None
+    if judging_seconds is not None:  # ragmeter's own time, apart from the system's timings
+        operational = {**operational, "ragmeter_seconds": {"judging": judging_seconds}}
     for qid, view in query_views(samples, outs, item_table or table).items():
         details[qid] = view | details.get(qid, {})
     warnings = [*matched.warnings, *anchors.warnings, *index_warnings]

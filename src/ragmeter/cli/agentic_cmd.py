@@ -150,18 +150,33 @@ def agentic_command(
     if out is not None:
         check_output_file(out)  # before any judge call is paid for
     labeller = None
+    progress = None
     if judge_config is not None:
         from ragmeter.agentic.judge_labeller import JudgeLabeller
+        from ragmeter.progress import make_progress
 
         labeller = JudgeLabeller(judge_config)
-    result = evaluate_agentic(
-        traces,
-        labels,
-        trace_format=trace_format,
-        search_tools=search_tool or None,
-        details=details,
-        labeller=labeller,
-    )
+        progress = make_progress()
+
+    def traced(done: int, total: int) -> None:
+        if progress is not None:
+            if done == 0:
+                progress.add("labelling traces", total=total, unit="traces")
+            progress.update("labelling traces", done=done)
+
+    try:
+        result = evaluate_agentic(
+            traces,
+            labels,
+            trace_format=trace_format,
+            search_tools=search_tool or None,
+            details=details,
+            labeller=labeller,
+            progress=traced,
+        )
+    finally:
+        if progress is not None:
+            progress.stop()
     if labeller is not None:
         usage = labeller.usage()
         Console(stderr=True).print(

@@ -19,8 +19,7 @@ True
 
 from __future__ import annotations
 
-import re
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -32,10 +31,9 @@ from ragmeter.judges.eval_plan import ABSTENTION_JUDGE, EVAL_JUDGES, JUDGE_OF_ME
 from ragmeter.judges.factual import fuzzy_outcome
 from ragmeter.judges.items import JudgeItem, outcome_key
 from ragmeter.judges.results import UNSCORED_CODES, CostEstimate, JudgeOutcome, JudgeRun
-from ragmeter.judges.runner import estimate_cost, run_judges
+from ragmeter.judges.runner import RunHooks, run_judges
 from ragmeter.metrics.inputs import JudgedValue
 from ragmeter.metrics.rag import NO_OUTPUT, UNANSWERABLE
-from ragmeter.redaction import redact_url
 from ragmeter.schema.outputs import SystemOutput
 from ragmeter.schema.samples import Sample
 
@@ -60,23 +58,6 @@ class JudgeObserver(Protocol):
 
     def finished(self, run: JudgeRun) -> None:
         """The run is over (also when the budget stopped it)."""
-
-
-def check_reachable(base_url: str, *, timeout_s: float) -> None:
-    """Raise a one-line :class:`~ragmeter.errors.ConfigError` when nothing answers at ``base_url``.
-
-    Any HTTP reply (even 401 or 404) counts as reachable; the key is not sent.
-    """
-    import httpx
-
-    try:
-        httpx.get(base_url.rstrip("/") + "/models", timeout=min(timeout_s, 10.0))
-    except (httpx.HTTPError, httpx.InvalidURL) as exc:
-        reason = re.sub(r"\s+", " ", str(exc)).strip() or type(exc).__name__
-        raise ConfigError(
-            f"cannot reach the judge endpoint {redact_url(base_url)} ({reason}); is the server running?",
-            where="judge.base_url",
-        ) from None
 
 
 @dataclass
@@ -169,7 +150,7 @@ def _run(
     judges: Sequence[str],
     log_path: Path | None,
     reliability: bool | None,
-    progress: Callable[[str, int, int], None] | None,
+    hooks: RunHooks,
     warnings: list[str],
 ) -> JudgeRun:
     """One :func:`run_judges`; a log written with another judge setup is kept aside, not refused."""
@@ -182,7 +163,7 @@ def _run(
             log_path=log_path,
             resume=True,
             reliability=reliability,
-            progress=progress,
+            hooks=hooks,
         )
 
     try:
@@ -255,24 +236,26 @@ def judge_answers(
     warnings: list[str] = []
     run = None
     if config is not None and judges:
-        estimate = estimate_cost(llm_items, config=config, judges=judges)
-        if estimate.planned_calls:
-            check_reachable(config.base_url, timeout_s=config.timeout_s)
-            rel = config.reliability
-            if rel is not None and rel.base_url and reliability is not False:
-                check_reachable(rel.base_url, timeout_s=config.timeout_s)
-        if observer is not None:
-            spot_check = config.reliability is not None if reliability is None else reliability
-            observer.estimated(
-                estimate, n_items=len(llm_items), max_cost_usd=config.max_cost_usd, spot_check=spot_check
-            )
+        spot_check = config.reliability is not None if reliability is None else reliability
+
+        def announce(estimate: CostEstimate) -> None:
+            if observer is not None:
+                observer.estimated(
+                    estimate, n_items=len(llm_items), max_cost_usd=config.max_cost_usd, spot_check=spot_check
+                )
+
+        hooks = RunHooks(
+            before_calls=announce,
+            progress=observer.progress if observer is not None else None,
+            check_endpoints=True,
+        )
         run = _run(
             llm_items,
             cfg=config,
             judges=judges,
             log_path=log_path,
             reliability=reliability,
-            progress=observer.progress if observer is not None else None,
+            hooks=hooks,
             warnings=warnings,
         )
         if observer is not None:

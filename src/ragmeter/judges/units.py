@@ -12,7 +12,7 @@ fuzzy match) or by judging with an :class:`~ragmeter.judges.engine.Engine`.
 from __future__ import annotations
 
 import difflib
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -186,12 +186,22 @@ def plan_pairs(pairs: Sequence[RelevancePair], tag: str | None) -> list[Unit]:
     return units
 
 
-def estimate_units(units: Sequence[Unit], engine: Engine) -> CostEstimate:
-    """What judging ``units`` with ``engine`` would cost at most (cache hits excluded; no network)."""
-    planned = cached = extra = prompt_tokens = 0
+def estimate_units(
+    units: Sequence[Unit], engine: Engine, *, logged: Mapping[str, JudgeOutcome] | None = None
+) -> CostEstimate:
+    """What judging ``units`` with ``engine`` would cost at most (no network).
+
+    Calls answered by the cache and units whose outcome the judge log already holds
+    (``logged``, a resumed run) are counted apart: only the calls that remain are priced.
+    """
+    planned = cached = extra = prompt_tokens = from_log = 0
     extra_tokens = 0
     for unit in units:
         if unit.run is None:
+            continue
+        done = (logged or {}).get(unit.key)
+        if done is not None and reusable(unit, done):
+            from_log += len(done.calls)
             continue
         for prompt_id, variables in unit.prompts:
             messages = engine.messages(prompt_id, variables)
@@ -210,6 +220,7 @@ def estimate_units(units: Sequence[Unit], engine: Engine) -> CostEstimate:
     return CostEstimate(
         planned_calls=planned,
         cached_calls=cached,
+        logged_calls=from_log,
         possible_extra_calls=extra,
         prompt_tokens_estimate=prompt_tokens + extra_tokens,
         completion_tokens_max=completion_max,
