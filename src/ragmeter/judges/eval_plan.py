@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from ragmeter.errors import ConfigError
-from ragmeter.judges.config import JudgeConfig, load_judge_config
+from ragmeter.judges.config import JudgeConfig, bertscore_only, judge_block_in, load_judge_config
 
 EVAL_JUDGES = ("groundedness", "correctness", "factual_match")
 """The answer judges an evaluation can run (the abstention judge runs as the fallback)."""
@@ -160,12 +160,15 @@ def load_eval_judge_config(
         return None
     if judge is True:
         raise ConfigError("judge=True: give a judge config (a mapping, JudgeConfig or file), or None")
-    if judge is not None:
-        cfg = load_judge_config(judge)
-    elif config_block is None:
+    block = judge if judge is not None else config_block
+    if isinstance(block, str | Path):
+        block = judge_block_in(Path(block))
+    if block is None or bertscore_only(block):  # no LLM judge (BERTScore settings alone need none)
         if max_cost is not None:
             raise ConfigError("--max-cost / max_cost limits the LLM judges, but no judge is configured")
         return None
+    if judge is not None:
+        cfg = load_judge_config(judge)
     else:
         where = f"{config_path}: judge" if config_path is not None else "judge"
         cfg = load_judge_config(config_block, where=where)

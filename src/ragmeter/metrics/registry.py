@@ -332,6 +332,32 @@ METRICS: tuple[MetricDef, ...] = (
         reference="qa-retriever-and-answer-metrics.md (Fuzzy Match)",
         fields=("output.answer", "metadata.expected_answer"),
     ),
+    MetricDef(
+        "bertscore_coverage",
+        ("bertscore", "bert_score"),
+        PerSample(judged.bertscore_coverage),
+        "none",
+        "judge",
+        "min over the expected answer's sentences of max over the answer's sentences of BERTScore "
+        "(the best-covered of several acceptable expected answers)",
+        "Is every sentence of the expected answer represented in the answer? (offline BERTScore model, "
+        "judge.bertscore; answerable questions with an expected answer)",
+        binary=False,
+        reference="qa-retriever-and-answer-metrics.md (BERTScore)",
+        fields=("output.answer", "metadata.expected_answer"),
+    ),
+    MetricDef(
+        "bertscore_pass",
+        ("bertscore_pass_rate",),
+        PerSample(judged.bertscore_pass),
+        "none",
+        "judge",
+        "1 if bertscore_coverage >= judge.bertscore.thresholds[model] (from 'ragmeter calibrate bertscore')",
+        "Share of answers whose BERTScore coverage reaches the calibrated threshold (unscored without one)",
+        binary=False,
+        reference="qa-retriever-and-answer-metrics.md (BERTScore, threshold)",
+        fields=("output.answer", "metadata.expected_answer", "judge.bertscore.thresholds"),
+    ),
     # -- operational metrics (metrics/operational.py; docs/rag.md) --
     MetricDef(
         "error_rate",
