@@ -201,12 +201,15 @@ def _evaluate_loaded(
             details[qid] = details.get(qid, {}) | line
     for qid, line in (covered.details if covered is not None else {}).items():
         details[qid] = details.get(qid, {}) | line
-    if any(m.definition.family == "recency_rule_pass" for m in resolved) and any(
-        s.recency_conflict_rule == "acknowledge_both" for s in samples
+    acknowledge = sum(s.recency_conflict_rule == "acknowledge_both" for s in samples)
+    if (
+        acknowledge
+        and judge_cfg is None
+        and any(m.definition.family == "recency_rule_pass" for m in resolved)
     ):
         warnings.append(
-            "recency_rule_pass checks only the references of acknowledge_both samples; whether the "
-            "answer acknowledges the conflict needs a judge"
+            f"recency_rule_pass: {acknowledge} acknowledge_both question(s) unscored: whether the answer "
+            "acknowledges the conflict needs an LLM judge (add a judge: block, docs/judges.md)"
         )
     if matched.missing_output:
         shown = ", ".join(repr(s) for s in matched.missing_output[:10])

@@ -27,7 +27,14 @@ from typing import Any, Protocol
 
 from ragmeter.errors import ConfigError
 from ragmeter.judges.config import JudgeConfig
-from ragmeter.judges.eval_plan import ABSTENTION_JUDGE, EVAL_JUDGES, JUDGE_OF_METRIC, JudgingPlan
+from ragmeter.judges.conflict import METRIC as CONFLICT_VERDICT
+from ragmeter.judges.eval_plan import (
+    ABSTENTION_JUDGE,
+    CONFLICT_JUDGE,
+    EVAL_JUDGES,
+    JUDGE_OF_METRIC,
+    JudgingPlan,
+)
 from ragmeter.judges.factual import fuzzy_outcome
 from ragmeter.judges.items import JudgeItem, outcome_key
 from ragmeter.judges.results import UNSCORED_CODES, CostEstimate, JudgeOutcome, JudgeRun
@@ -105,6 +112,8 @@ def _prepare(
         abstention = sample.answerable in plan.abstention_for and (output is None or output.abstained is None)
         if abstention:
             wanted.append(ABSTENTION_JUDGE)
+        if plan.conflict and sample.recency_conflict_rule == "acknowledge_both":
+            wanted.append(CONFLICT_JUDGE)
         if not wanted:
             continue
         problem = None
@@ -121,7 +130,7 @@ def _prepare(
         question = sample.question()
         chosen = []
         for name in wanted:
-            if name != ABSTENTION_JUDGE and not sample.answerable:
+            if name not in (ABSTENTION_JUDGE, CONFLICT_JUDGE) and not sample.answerable:
                 blocked[(q, name)] = UNANSWERABLE
             elif name in NEEDS_QUESTION and question is None:
                 blocked[(q, name)] = NO_QUESTION
@@ -232,7 +241,11 @@ def judge_answers(
     )
     prepared = _prepare(samples, outputs, sample_k, plan)
     llm_items = [i for i in prepared.items if i.judges]
-    judges = [j for j in (*EVAL_JUDGES, ABSTENTION_JUDGE) if any(j in (i.judges or ()) for i in llm_items)]
+    judges = [
+        j
+        for j in (*EVAL_JUDGES, ABSTENTION_JUDGE, CONFLICT_JUDGE)
+        if any(j in (i.judges or ()) for i in llm_items)
+    ]
     warnings: list[str] = []
     run = None
     if config is not None and judges:
@@ -271,6 +284,7 @@ def judge_answers(
         *(m for m, j in JUDGE_OF_METRIC.items() if j is not None and j in plan.answer_judges),
         *(["fuzzy_match"] if plan.fuzzy else []),
         *(["abstained"] if plan.abstention_for else []),
+        *([CONFLICT_VERDICT] if plan.conflict else []),
     ]
     values: dict[str, list[JudgedValue]] = {m: [] for m in metrics}
     details: dict[str, dict[str, Any]] = {}
@@ -286,7 +300,9 @@ def judge_answers(
             key = outcome_key("fuzzy_match", item.id)
             found["fuzzy_match"] = fuzzy_outcome(item, key=key, threshold=threshold)
         for metric in metrics:
-            judge = ABSTENTION_JUDGE if metric == "abstained" else (JUDGE_OF_METRIC[metric] or metric)
+            judge = {"abstained": ABSTENTION_JUDGE, CONFLICT_VERDICT: CONFLICT_JUDGE}.get(metric) or (
+                JUDGE_OF_METRIC[metric] or metric
+            )
             if metric in found:
                 values[metric].append(_verdict(found[metric]))
             else:

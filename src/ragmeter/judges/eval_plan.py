@@ -6,7 +6,9 @@ answers (:func:`ragmeter.judges.answers.judge_answers`):
 - answer judges (groundedness, correctness, factual match) on answerable questions;
 - the abstention judge where an abstention metric needs a verdict and the output
   has no ``abstained`` field (the system's own flag always wins);
-- the fuzzy match (no LLM) wherever ``fuzzy_match`` is requested.
+- the fuzzy match (no LLM) wherever ``fuzzy_match`` is requested;
+- the conflict judge on ``acknowledge_both`` questions when ``recency_rule_pass`` is requested:
+  whether the answer acknowledges the conflict.
 
 >>> plan = plan_judging(["hit@5", "groundedness", "abstention_accuracy"], judges=None, configured=True)
 >>> plan.answer_judges, plan.fuzzy, plan.abstention_for
@@ -43,6 +45,10 @@ ABSTENTION_SCOPE = {
 """Abstention metric family → the ``answerable`` value of the samples it scores."""
 
 ABSTENTION_JUDGE = "abstention"
+CONFLICT_JUDGE = "conflict"
+"""Judges whether an answer acknowledges the conflict of an ``acknowledge_both`` question."""
+CONFLICT_METRIC = "recency_rule_pass"
+"""The metric whose ``acknowledge_both`` questions need the conflict judge."""
 
 
 @dataclass(frozen=True)
@@ -53,11 +59,13 @@ class JudgingPlan:
     fuzzy: bool
     abstention_for: frozenset[bool]
     """``answerable`` values whose outputs without ``abstained`` get the abstention judge."""
+    conflict: bool = False
+    """``acknowledge_both`` questions get the conflict judge (``recency_rule_pass`` asked, judge configured)."""
 
     @property
     def needs_llm(self) -> bool:
         """True when some LLM judge may be called."""
-        return bool(self.answer_judges or self.abstention_for)
+        return bool(self.answer_judges or self.abstention_for or self.conflict)
 
 
 def check_judge_names(judges: Iterable[str]) -> tuple[str, ...]:
@@ -133,6 +141,7 @@ def plan_judging(families: Iterable[str], *, judges: Sequence[str] | None, confi
         answer_judges=tuple(j for j in EVAL_JUDGES if j in answer),
         fuzzy="fuzzy_match" in wanted,
         abstention_for=abstention,
+        conflict=configured and CONFLICT_METRIC in wanted,
     )
 
 

@@ -43,7 +43,15 @@ from ragmeter.judges.session import (
     run_fingerprint,
 )
 from ragmeter.judges.spot_check import second_engine, spot_check
-from ragmeter.judges.units import DEFAULT_JUDGES, Unit, check_judges, estimate_units, plan_items, plan_pairs
+from ragmeter.judges.units import (
+    ANSWER_JUDGES,
+    DEFAULT_JUDGES,
+    Unit,
+    check_judges,
+    estimate_units,
+    plan_items,
+    plan_pairs,
+)
 
 ItemLike = JudgeItem | Mapping[str, Any]
 PairLike = RelevancePair | Mapping[str, Any]
@@ -215,9 +223,9 @@ def _provenance(
 def _check_item_judges(items: Sequence[JudgeItem]) -> None:
     for index, item in enumerate(items):
         for name in item.judges or ():
-            if name not in DEFAULT_JUDGES:
+            if name not in ANSWER_JUDGES:
                 raise ConfigError(
-                    f"unknown judge {name!r} (known: {', '.join(DEFAULT_JUDGES)})",
+                    f"unknown judge {name!r} (known: {', '.join(ANSWER_JUDGES)})",
                     where=f"items[{index}].judges",
                 )
 
