@@ -188,7 +188,7 @@ def _walk_modules(root: ModuleType, notes: list[str]) -> list[ModuleType]:
                 warnings.simplefilter("ignore")
                 modules.append(importlib.import_module(name))
         except Exception as exc:  # a submodule that cannot be imported here (optional dependency, ...)
-            notes.append(f"skipped module {name}: {type(exc).__name__}: {exc}")
+            notes.append(without_addresses(f"skipped module {name}: {type(exc).__name__}: {exc}"))
     return modules
 
 
