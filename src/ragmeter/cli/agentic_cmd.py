@@ -149,20 +149,19 @@ def agentic_command(
         raise ConfigError(f"--format must be one of {', '.join(TRACE_FORMATS)}, got {trace_format!r}")
     if out is not None:
         check_output_file(out)  # before any judge call is paid for
+    from ragmeter.progress import make_progress
+
     labeller = None
-    progress = None
     if judge_config is not None:
         from ragmeter.agentic.judge_labeller import JudgeLabeller
-        from ragmeter.progress import make_progress
 
         labeller = JudgeLabeller(judge_config)
-        progress = make_progress()
+    progress = make_progress(quiet=labeller is None)  # only a judge makes scoring take a while
 
     def traced(done: int, total: int) -> None:
-        if progress is not None:
-            if done == 0:
-                progress.add("labelling traces", total=total, unit="traces")
-            progress.update("labelling traces", done=done)
+        if done == 0:
+            progress.add("labelling traces", total=total, unit="traces")
+        progress.update("labelling traces", done=done)
 
     try:
         result = evaluate_agentic(
@@ -175,8 +174,7 @@ def agentic_command(
             progress=traced,
         )
     finally:
-        if progress is not None:
-            progress.stop()
+        progress.stop()
     if labeller is not None:
         usage = labeller.usage()
         Console(stderr=True).print(
