@@ -20,6 +20,7 @@ ALL_COMMANDS = [
     "history",
     "report",
     "agentic",
+    "synth",
     "cache",
     "calibrate",
     "mine",

@@ -2,7 +2,8 @@
 
 Every long command reports through this one module: ``ragmeter run`` (questions asked), ``eval``
 and ``run`` with judges (judgements), ``mine`` (questions and trials), ``agentic`` with a judge
-(traces labelled) and ``calibrate`` (pairs scored).
+(traces labelled), ``calibrate`` (pairs scored) and ``synth`` (generation tasks, then mine's
+questions and trials); ``ragmeter.run(..., progress=True)`` too.
 
 - On a terminal, each task is a bar with done/total, the rate, the time elapsed and an ETA. The
   ETA waits for a stable rate: it shows once at least :data:`ETA_MIN_ITEMS` items finished and

@@ -47,6 +47,7 @@ _MODULE_OF = {
     "agentic": "agentic_cmd",
     "run": "run_cmd",
     "mine": "mine_cmd",
+    "synth": "synth_cmd",
 }
 """The module that defines each command: running one imports (and builds) only that one."""
 

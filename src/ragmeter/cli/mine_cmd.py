@@ -14,6 +14,7 @@ from rich.console import Console
 from rich.table import Table
 
 from ragmeter.cli import app
+from ragmeter.cli.options import finite, output_file, output_folder
 from ragmeter.cli.run_cmd import ExecutorOption, RayAddressOption, executor_note
 from ragmeter.errors import ConfigError
 
@@ -65,11 +66,12 @@ class MiningView:
 
     The questions task carries the current question, its look, its passes and the cost so far;
     the trials task (a bar only) runs up to the look being run. Every finished question prints its
-    summary line (also with ``--quiet``).
+    summary line (also with ``--quiet``), unless ``summaries=False`` (``synth`` prints its own).
     """
 
-    def __init__(self, progress: Progress, total: int) -> None:
+    def __init__(self, progress: Progress, total: int, *, summaries: bool = True) -> None:
         self._progress = progress
+        self._summaries = summaries
         self._cost = 0.0
         self._unpriced = 0
         self._calls = 0
@@ -109,7 +111,8 @@ class MiningView:
 
     def question_done(self, mined: MinedQuestion) -> None:
         """Count the question and print its summary line."""
-        self._progress.note(summary_line(mined))
+        if self._summaries:
+            self._progress.note(summary_line(mined))
         self._progress.update("questions", advance=1)
 
 
@@ -130,9 +133,9 @@ app.add_typer(mine_app, name="mine")
 @mine_app.command("run")
 def mine_run(
     registry: Annotated[Path, typer.Argument(help="Benchmark registry (YAML or JSON).", show_default=False)],
-    out: Annotated[Path, typer.Option("--out", "-o", help="The mined dataset (YAML).")] = Path(
-        "retrieval_dataset.yaml"
-    ),
+    out: Annotated[
+        Path, typer.Option("--out", "-o", help="The mined dataset (YAML).", callback=output_file)
+    ] = Path("retrieval_dataset.yaml"),
     resume: Annotated[
         bool, typer.Option("--resume", help="Continue from the trial logs: no trial is run twice.")
     ] = False,
@@ -163,12 +166,15 @@ def mine_run(
         typer.Option("--screen", min=0, max=20, help="bayes: up to K all-docs and K no-docs trials first."),
     ] = None,
     tau: Annotated[
-        float | None, typer.Option("--tau", help="bayes: posterior needed to stop and say YES (0.9).")
+        float | None,
+        typer.Option("--tau", help="bayes: posterior needed to stop and say YES (0.9).", callback=finite),
     ] = None,
     unsafe_no_sandbox: Annotated[
         bool,
         typer.Option(
-            "--unsafe-no-sandbox", help="Run the solver's code (pytest benchmarks) WITHOUT a sandbox."
+            "--unsafe-no-sandbox",
+            help="Run the solver's code (pytest benchmarks) WITHOUT a sandbox, as you, with your files "
+            "and network (recorded as UNSANDBOXED). Without it, no sandbox means no run.",
         ),
     ] = False,
     only: Annotated[
@@ -182,7 +188,10 @@ def mine_run(
         ),
     ] = None,
     trials_dir: Annotated[
-        Path | None, typer.Option("--trials-dir", help="Where the trial logs go (default: <out>.trials/).")
+        Path | None,
+        typer.Option(
+            "--trials-dir", help="Where the trial logs go (default: <out>.trials/).", callback=output_folder
+        ),
     ] = None,
     quiet: Annotated[
         bool, typer.Option("--quiet", "-q", help="No progress bar; one line per question.")
@@ -269,6 +278,7 @@ def mine_analyze(
             min=0,
             max=1,
             help="Query-term overlap below which a miss is a vocabulary mismatch.",
+            callback=finite,
         ),
     ] = 0.25,
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object instead of tables.")] = False,

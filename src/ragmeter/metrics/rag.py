@@ -33,6 +33,8 @@ ACKNOWLEDGE_NEEDS_JUDGE = (
     "acknowledge_both: whether the answer acknowledges the conflict needs an LLM judge (judge: block)"
 )
 NO_OUTPUT = "no recorded output"
+CALL_FAILED = "no answer: the call failed"
+"""A failed call (``error`` / ``timed_out``) neither answered nor abstained (the judges say the same)."""
 UNANSWERABLE = "unanswerable question"
 ANSWERABLE = "answerable question"
 
@@ -222,6 +224,8 @@ def _abstention(
             out.skip(q, ANSWERABLE if sample.answerable else UNANSWERABLE)
         elif output is None:
             out.skip(q, NO_OUTPUT)
+        elif output.failed():  # a failed call neither answered nor abstained, whatever it recorded
+            out.skip(q, CALL_FAILED)
         elif output.abstained is None:
             out.skip(q, ABSTAINED_MISSING)
         else:

@@ -75,6 +75,9 @@ class MetricDef:
     """True when the name takes a ``.qualifier`` (the timings stage of ``latency_p50.retrieval``)."""
     fields: tuple[str, ...] = ()
     """The sample / ``output.`` fields a per-sample metric reads (for docs and error messages)."""
+    upper: float | None = 1.0
+    """The largest value the metric takes (``None``: unbounded); every metric is >= 0. A gate
+    threshold outside the range could never fire, so it is an error."""
 
 
 def _ranking(fn: Callable[[Ranked, Int64Array | None], FloatArray]) -> Kernel:
@@ -292,6 +295,7 @@ METRICS: tuple[MetricDef, ...] = (
         binary=False,
         reference="rag-core-evaluation-metrics.md §6",
         fields=("output.answer", "output.retrieved[].text"),
+        upper=5.0,
     ),
     MetricDef(
         "correctness",
@@ -305,6 +309,7 @@ METRICS: tuple[MetricDef, ...] = (
         binary=False,
         reference="rag-core-evaluation-metrics.md §7",
         fields=("input.question", "output.answer", "output.retrieved[].text", "metadata.expected_answer"),
+        upper=5.0,
     ),
     MetricDef(
         "factual_match",
@@ -408,6 +413,7 @@ METRICS: tuple[MetricDef, ...] = (
         percentile=50.0,
         qualified=True,
         fields=("output.latency", "output.timings"),
+        upper=None,
     ),
     MetricDef(
         "latency_p95",
@@ -422,6 +428,7 @@ METRICS: tuple[MetricDef, ...] = (
         percentile=95.0,
         qualified=True,
         fields=("output.latency", "output.timings"),
+        upper=None,
     ),
     MetricDef(
         "tokens_prompt",
@@ -434,6 +441,7 @@ METRICS: tuple[MetricDef, ...] = (
         binary=False,
         higher_is_better=False,
         fields=("output.tokens.prompt",),
+        upper=None,
     ),
     MetricDef(
         "tokens_completion",
@@ -446,6 +454,7 @@ METRICS: tuple[MetricDef, ...] = (
         binary=False,
         higher_is_better=False,
         fields=("output.tokens.completion",),
+        upper=None,
     ),
     MetricDef(
         "cost",
@@ -458,6 +467,7 @@ METRICS: tuple[MetricDef, ...] = (
         binary=False,
         higher_is_better=False,
         fields=("output.tokens", "output.model"),
+        upper=None,
     ),
 )
 
