@@ -66,12 +66,13 @@ class MiningView:
 
     The questions task carries the current question, its look, its passes and the cost so far;
     the trials task (a bar only) runs up to the look being run. Every finished question prints its
-    summary line (also with ``--quiet``), unless ``summaries=False`` (``synth`` prints its own).
+    summary line (also with ``--quiet``). With ``count_questions=False`` the caller moves the
+    questions task and prints the lines (``synth`` decides some questions without mining).
     """
 
-    def __init__(self, progress: Progress, total: int, *, summaries: bool = True) -> None:
+    def __init__(self, progress: Progress, total: int, *, count_questions: bool = True) -> None:
         self._progress = progress
-        self._summaries = summaries
+        self._count = count_questions
         self._cost = 0.0
         self._unpriced = 0
         self._calls = 0
@@ -111,9 +112,9 @@ class MiningView:
 
     def question_done(self, mined: MinedQuestion) -> None:
         """Count the question and print its summary line."""
-        if self._summaries:
+        if self._count:
             self._progress.note(summary_line(mined))
-        self._progress.update("questions", advance=1)
+            self._progress.update("questions", advance=1)
 
 
 mine_app = typer.Typer(

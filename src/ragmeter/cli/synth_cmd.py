@@ -93,12 +93,15 @@ def synth_command(
     progress = make_progress(quiet=quiet, console=err, emit=note)
 
     def factory(total: int) -> MiningView:  # verification: mine's questions and trials
-        return MiningView(progress, total, summaries=False)  # the session prints a line per question
+        return MiningView(progress, total, count_questions=False)
 
     def on_task(done: int, total: int) -> None:  # generation, stage by stage
         if done == 1:
             progress.add("generation", total=total, unit="tasks")
         progress.update("generation", done=done)
+
+    def on_question(done: int, total: int) -> None:  # the session prints a line per question
+        progress.update("questions", done=done)
 
     overrides = Overrides(
         n=n, categories=chosen, seed=seed, verify=verify, judge_config=judge_config, concurrency=concurrency
@@ -115,6 +118,7 @@ def synth_command(
             progress=factory,
             notify=note,
             on_task=on_task,
+            on_question=on_question,
         )
     finally:
         progress.stop()
