@@ -194,7 +194,13 @@ def test_recall_without_cutoff_is_modified_precision() -> None:
     ranking = [f"x{i}" for i in range(6)] + ["a"] + [f"y{i}" for i in range(4)] + ["c"]
     names = ["recall@all", "modified_precision", "recall@5", "recall@7", "set_recall"]
     values = one(["a", "b", "c", "d"], ranking, names)
-    assert values == {"recall@all": 0.5, "recall@5": 0.0, "recall@7": 0.25, "set_recall": 0.5}
+    assert values == {
+        "recall@all": 0.5,
+        "modified_precision": 0.5,
+        "recall@5": 0.0,
+        "recall@7": 0.25,
+        "set_recall": 0.5,
+    }
 
 
 def test_plain_recall_takes_k_by_precedence_and_says_where_from() -> None:

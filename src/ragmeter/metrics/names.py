@@ -117,9 +117,8 @@ SEED_ALIASES: dict[str, str] = {
     "retrieval-mrr": "mrr",
     "retrieval-ndcg-at-k": "ndcg",
     "answer-containment-at-k": "containment",
-    "modified_precision": "recall",
 }
-_SEED_NO_K = {"retrieval-mrr": None, "modified_precision": ALL_K}
+_SEED_NO_K: dict[str, str | None] = {"retrieval-mrr": None}
 
 # trec_eval measure stems with a cutoff (exact case as trec_eval prints them) -> canonical family
 TREC_STEMS: dict[str, str] = {

@@ -46,6 +46,7 @@ class ScoredMetric:
 
     name: str
     requested: str
+    """The name as asked for (``recip_rank``, ``nDCG@10``); :attr:`name` is the canonical one."""
     values: FloatArray
     scored: BoolArray
     k: int | str | None
