@@ -174,6 +174,16 @@ def test_a_topic_with_only_negative_judgments_has_nothing_judged(tmp_path: Path,
     )
 
 
+def test_relevance_is_read_as_a_whole_number_as_atol_reads_it(tmp_path: Path, cli: Any) -> None:
+    (tmp_path / "q").write_text("t 0 a 1.7\nt 0 b 0.9\n")
+    (tmp_path / "r").write_text("t Q0 b 1 2 r\nt Q0 a 2 1 r\n")
+    code, out, err = cli(
+        ["trec_eval", "-m", "relstring", "-q", "-m", "num_rel", *map(str, (tmp_path / "q", tmp_path / "r"))]
+    )
+    assert code == 0, err
+    assert values(out)[("relstring", "t")] == "'01'" and values(out)[("num_rel", "t")] == "1"
+
+
 def test_comments_only_at_the_start_of_a_line(tmp_path: Path, cli: Any) -> None:
     (tmp_path / "q").write_text("# judged by hand\nt 0 doc#1 1\n")
     (tmp_path / "r").write_text("# run\nt Q0 doc#1 1 2 r\n")
