@@ -20,6 +20,8 @@ ALL_COMMANDS = [
     "history",
     "report",
     "agentic",
+    "synth",
+    "trec_eval",
     "cache",
     "calibrate",
     "mine",

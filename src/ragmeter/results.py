@@ -27,6 +27,8 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
+from ragmeter.io.atomic import atomic_files
+
 SCHEMA_VERSION = "1"
 
 
@@ -70,14 +72,21 @@ class EvalResult(BaseModel):
         return json_text(self.to_json_dict())
 
     def write(self, out_dir: str | Path) -> Path:
-        """Write ``metrics.json`` and ``per_query.jsonl`` into ``out_dir``; return the folder."""
+        """Write ``metrics.json`` and ``per_query.jsonl`` into ``out_dir``; return the folder.
+
+        Both files are replaced together or not at all (:func:`~ragmeter.io.atomic.atomic_files`),
+        secrets redacted.
+        """
         out = Path(out_dir)
-        out.mkdir(parents=True, exist_ok=True)
-        (out / "metrics.json").write_text(self.to_json_text() + "\n", encoding="utf-8")
-        with (out / "per_query.jsonl").open("w", encoding="utf-8") as handle:
-            for qid, values in self.per_query.items():
-                line = {"id": qid, "metrics": values, **self.query_details.get(qid, {})}
-                handle.write(json.dumps(line) + "\n")
+        with atomic_files(out / "metrics.json", out / "per_query.jsonl") as (metrics, per_query):
+            details = self.query_details
+            per_query.write(
+                "".join(
+                    json.dumps({"id": qid, "metrics": values, **details.get(qid, {})}) + "\n"
+                    for qid, values in self.per_query.items()
+                )
+            )
+            metrics.write(self.to_json_text() + "\n")
         return out
 
 

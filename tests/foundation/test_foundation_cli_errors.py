@@ -145,7 +145,8 @@ CASES: list[object] = [
     pytest.param(
         {"outputs.jsonl": '{"id": "q-1", "output": {"retrieved": [{"id": "a", "score": NaN}]}}\n'},
         DATASET_ARGS,
-        "Error: outputs.jsonl:1: invalid JSON ('score' is NaN, which JSON does not allow: numbers must be finite)",
+        "Error: outputs.jsonl:1: output.retrieved[0].score: NaN is not a number JSON allows "
+        "(numbers must be finite; write null for no value)",
         id="output-nan-score",
     ),
     pytest.param(
@@ -265,7 +266,8 @@ CASES: list[object] = [
     pytest.param(
         {"samples.json": '[{"id": "q-1", "expected_output": {"a": NaN}}]'},
         ["eval", "--dataset", "samples.json"],
-        "Error: samples.json:1: invalid JSON ('a' is NaN, which JSON does not allow: numbers must be finite)",
+        "Error: samples.json:1: [0].expected_output.a: NaN is not a number JSON allows "
+        "(numbers must be finite; write null for no value)",
         id="gain-nan",
     ),
     pytest.param(

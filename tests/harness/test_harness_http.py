@@ -227,14 +227,12 @@ def test_harness_http_secrets_never_written(
         assert "literal-key-123" not in text, path
     assert secret not in printed.out + printed.err
     outputs = h.read_outputs(tmp_path / "out" / "outputs.jsonl")
-    assert outputs["q-1"]["answer"] == "you sent Bearer ${RAG_TEST_SECRET}"
-    assert (
-        outputs["q-2"]["error"]
-        == 'HTTP 401 Unauthorized: \'{"error": "bad token Bearer ${RAG_TEST_SECRET}"}\''
-    )
+    assert outputs["q-1"]["answer"] == "you sent Bearer [REDACTED]"
+    assert outputs["q-2"]["error"] == 'HTTP 401 Unauthorized: \'{"error": "bad token Bearer [REDACTED]"}\''
+
     config = json.loads((tmp_path / "out" / "config.json").read_text(encoding="utf-8"))
     assert config["suite"]["system"]["headers"] == {
         "Authorization": "Bearer ${RAG_TEST_SECRET}",
-        "X-Api-Key": "<redacted>",
+        "X-Api-Key": "[REDACTED]",
     }
     assert config["suite"]["system"]["params"] == {"key": "${RAG_TEST_SECRET}"}

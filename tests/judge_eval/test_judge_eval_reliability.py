@@ -43,7 +43,8 @@ def test_judge_eval_reliability_in_metrics_json_table_and_report(
     from ragmeter.report.html import render_report
 
     page = render_report(ws.root / "results")
-    assert "disagree 1.0000" in page
+    assert "κ 0.00 · 100% disagree · n 2" in page  # groundedness, in the summary
+    assert '<th scope="row">abstained</th>' in page  # the abstention judge's, in the judge section
 
 
 def test_judge_eval_no_reliability_option_skips_the_spot_check(workspace, cli, scripted) -> None:

@@ -6,6 +6,7 @@ import importlib.util
 import socket
 import sys
 import threading
+import uuid
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -84,11 +85,8 @@ def solvers_path() -> str:
     return str(HERE)
 
 
-@pytest.fixture
-def listener() -> Iterator[tuple[int, list[object]]]:
-    """A TCP listener on 127.0.0.1 that records every connection it accepts."""
-    server = socket.socket()
-    server.bind(("127.0.0.1", 0))
+def _accepting(server: socket.socket) -> Iterator[list[object]]:
+    """Accept (and record) every connection to ``server`` until the generator is closed."""
     server.listen()
     server.settimeout(0.2)
     accepted: list[object] = []
@@ -105,7 +103,29 @@ def listener() -> Iterator[tuple[int, list[object]]]:
 
     thread = threading.Thread(target=serve, daemon=True)
     thread.start()
-    yield server.getsockname()[1], accepted
-    stop.set()
-    thread.join(timeout=2)
-    server.close()
+    try:
+        yield accepted
+    finally:
+        stop.set()
+        thread.join(timeout=2)
+        server.close()
+
+
+@pytest.fixture
+def listener() -> Iterator[tuple[int, list[object]]]:
+    """A TCP listener on 127.0.0.1 that records every connection it accepts."""
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    port = server.getsockname()[1]
+    for accepted in _accepting(server):
+        yield port, accepted
+
+
+@pytest.fixture
+def abstract_listener() -> Iterator[tuple[str, list[object]]]:
+    """A listener on an abstract UNIX socket (network namespaces keep these apart) that records connections."""
+    name = f"ragmeter-test-{uuid.uuid4().hex}"
+    server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    server.bind("\0" + name)
+    for accepted in _accepting(server):
+        yield name, accepted

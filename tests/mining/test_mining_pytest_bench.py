@@ -69,7 +69,7 @@ def test_sandboxed_escape_attempts_fail(
     assert not target.exists() and accepted == []
     data = yaml.safe_load((tmp_path / "out.yaml").read_text())
     assert data["ragmeter_mining"]["sandbox"]["kind"] == "bwrap"
-    assert data["pairs"][0]["verification"]["sandbox"].startswith("bwrap: read-only system")
+    assert data["pairs"][0]["verification"]["sandbox"].startswith("bwrap: own root")
 
 
 def test_without_the_sandbox_the_same_code_escapes(
@@ -98,3 +98,26 @@ def test_without_the_sandbox_the_same_code_escapes(
     data = yaml.safe_load((tmp_path / "out.yaml").read_text())
     assert data["ragmeter_mining"]["sandbox"]["description"].startswith("UNSANDBOXED")
     assert data["pairs"][0]["verification"]["passes"] == 0
+
+
+def test_without_a_sandbox_tool_mine_refuses_in_one_line(
+    tmp_path: Path,
+    registry_writer: Any,
+    solvers_path: str,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    target = tmp_path / "escaped.txt"
+    registry = _registry(tmp_path, registry_writer, solvers_path, target, 9)
+    empty = tmp_path / "no-tools"
+    empty.mkdir()
+    monkeypatch.setenv("PATH", str(empty))  # neither bubblewrap nor unshare
+    with pytest.raises(SystemExit) as exit_info:
+        main(
+            ["mine", str(registry), "--out", str(tmp_path / "out.yaml"), "--design", "fixed", "--trials", "1"]
+        )
+    assert exit_info.value.code == 2
+    lines = capsys.readouterr().err.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("Error: benchmark 'escape': no sandbox can run"), lines
+    assert "bubblewrap is not installed (apt-get install bubblewrap)" in lines[0]
+    assert not target.exists() and not (tmp_path / "out.yaml").exists()

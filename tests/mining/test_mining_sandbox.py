@@ -1,12 +1,24 @@
-"""The sandbox that runs solver code: isolation, limits, fallback, and refusing to run without one.
+"""The sandbox that runs solver code: every mode confines the code or refuses, never runs it unconfined.
 
-Tests that need bubblewrap skip with a loud reason where it cannot run (``make test`` installs it).
+The escape probe (``sandbox_probe.py``) runs once per mode as solver code and tries every attempt
+of the escape checklist; each must fail. CI runs this as root, the hardest case for the
+process limit and for dropping privileges. A mode whose tool is not installed skips, saying so;
+a mode whose tool works but cannot build a sandbox here must refuse, in one line.
 """
 
 from __future__ import annotations
 
+import ctypes
+import fcntl
+import json
+import os
+import shutil
+import subprocess
 import sys
+import uuid
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -17,103 +29,231 @@ from ragmeter.mining.sandbox import SandboxInfo, SandboxLimits, probe, run_sandb
 from ragmeter.mining.session import build_validator
 from ragmeter.mining.validators import GroundTruth, PytestValidator, ValidatorError
 
-PROBE_CODE = """
-import os, socket, sys
-result = []
-for target in sys.argv[1:3]:
-    try:
-        with open(target, "w") as handle:
-            handle.write("escaped")
-        result.append("write-ok")
-    except OSError as exc:
-        result.append("write-blocked")
-try:
-    socket.create_connection(("127.0.0.1", int(sys.argv[3])), timeout=3).close()
-    result.append("socket-ok")
-except OSError:
-    result.append("socket-blocked")
-with open("inside.txt", "w") as handle:
-    handle.write("ok")
-result.append("workdir-ok")
-print(" ".join(result))
+HERE = Path(__file__).resolve().parent
+PROJECT = HERE.parent.parent
+PROBE_LIMITS = SandboxLimits(timeout_s=120, cpu_s=1, memory_mb=256, max_processes=16, file_size_mb=1)
+MODES = ["bwrap", "unshare", "auto", "auto without bwrap"]
+SURVIVOR = """
+import fcntl, os, time
+if os.fork() == 0:
+    os.setsid()
+    if os.fork() == 0:
+        handle = open("survivor.lock", "w")
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        print("locked", flush=True)
+        while True:
+            time.sleep(60)
+    os._exit(0)
+time.sleep(600)
 """
 
 
-@pytest.mark.usefixtures("needs_bwrap")
-def test_bwrap_blocks_writes_outside_and_the_network(
-    tmp_path: Path, listener: tuple[int, list[object]]
+def _raw_namespaces_work(tool: str) -> bool:
+    """Can this process make the namespaces at all (without ragmeter)? Decides skip versus failure."""
+    program = [sys.executable, "-c", "pass"]
+    if tool == "bwrap":
+        args = ["bwrap", "--ro-bind", "/", "/", "--unshare-all", "--", *program]
+    else:
+        user = [] if os.geteuid() == 0 else ["--user", "--map-root-user"]
+        args = ["unshare", *user, "--mount", "--net", "--pid", "--fork", *program]
+    return subprocess.run(args, capture_output=True, check=False).returncode == 0
+
+
+@pytest.fixture
+def mode_info(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> SandboxInfo:
+    """The sandbox of the mode under test; skips only when that mode's tool is not installed."""
+    mode = request.param
+    if mode == "auto without bwrap":  # a PATH holding unshare but not bubblewrap
+        tools = tmp_path / "bin"
+        tools.mkdir()
+        unshare = shutil.which("unshare")
+        if unshare is None:
+            pytest.skip("SANDBOX TEST SKIPPED: unshare is not installed (apt-get install util-linux)")
+        (tools / "unshare").symlink_to(unshare)
+        monkeypatch.setenv("PATH", str(tools))
+        info = probe("auto")
+        assert info.kind in ("unshare", "unavailable"), info
+        return _confining(info, "unshare")
+    needed = ["bwrap", "unshare"] if mode == "auto" else [mode]
+    if not any(shutil.which(tool) for tool in needed):
+        pytest.skip(
+            f"SANDBOX TEST SKIPPED: {' and '.join(needed)} not installed (.ci/system-deps.sh installs bwrap)"
+        )
+    info = probe(mode)
+    return _confining(info, mode if mode != "auto" else next(t for t in needed if shutil.which(t)))
+
+
+def _confining(info: SandboxInfo, tool: str) -> SandboxInfo:
+    if info.kind == "unavailable":
+        assert "\n" not in info.reason and info.reason, info
+        assert "\n" not in sandbox_module.refusal(info)
+        if _raw_namespaces_work(tool):
+            pytest.fail(f"{tool} works here but the sandbox refuses: {info.reason}")
+        pytest.skip(f"SANDBOX TEST SKIPPED: this machine forbids the namespaces {tool} needs: {info.reason}")
+    return info
+
+
+def _session_keyring() -> int | None:
+    numbers = {"x86_64": 250, "aarch64": 219}
+    if os.uname().machine not in numbers:
+        return None
+    return int(ctypes.CDLL(None).syscall(numbers[os.uname().machine], 0, -3, 0))
+
+
+@pytest.fixture
+def host_targets(tmp_path: Path) -> Iterator[dict[str, Any]]:
+    """Host files to read and paths to write, a secret file in the home folder, a host canary process."""
+    token = f"ragmeter-probe-{uuid.uuid4().hex}"
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "secret.txt").write_text("secret")
+    home_secret = Path.home() / f".{token}"
+    try:
+        home_secret.write_text("secret")
+    except OSError:
+        home_secret = outside / "secret.txt"
+    canary = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(300)", token])
+    targets = {
+        "token": token,
+        "read": sorted(
+            {"/etc/shadow", "/root", str(Path.home()), str(home_secret), str(outside / "secret.txt")}
+            | {str(PROJECT / "pyproject.toml"), str(PROJECT), "/home", f"/proc/{os.getpid()}/environ"}
+        ),
+        "write": [
+            f"/tmp/{token}",
+            f"/dev/shm/{token}",
+            str(outside / "written.txt"),
+            str(Path(sys.prefix) / token),
+            f"/etc/{token}",
+            str(PROJECT / token),
+            str(Path.home() / f"{token}.written"),
+        ],
+    }
+    try:
+        yield targets
+    finally:
+        canary.kill()
+        canary.wait()
+        home_secret.unlink(missing_ok=True)
+        for path in targets["write"]:
+            Path(path).unlink(missing_ok=True)
+
+
+def _parse(output: str) -> dict[str, tuple[str, str]]:
+    results = {}
+    for line in output.splitlines():
+        name, verdict, detail = [*line.split("\t"), "", ""][:3]
+        results[name] = (verdict, detail)
+    return results
+
+
+def _lock_is_free(path: Path) -> bool:
+    with path.open("a") as handle:
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return False
+        return True
+
+
+@pytest.mark.parametrize("mode_info", MODES, indirect=True)
+def test_every_escape_attempt_fails(
+    mode_info: SandboxInfo,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    listener: tuple[int, list[object]],
+    abstract_listener: tuple[str, list[object]],
+    host_targets: dict[str, Any],
 ) -> None:
+    secret = f"RAGMETER_PROBE_SECRET_{uuid.uuid4().hex[:8]}"
+    monkeypatch.setenv(secret, "hunter2")
     port, accepted = listener
-    info = probe("bwrap")
-    outside = tmp_path / "outside" / "escaped.txt"
-    outside.parent.mkdir()
+    abstract, abstract_accepted = abstract_listener
     workdir = tmp_path / "work"
     workdir.mkdir()
-    venv_target = Path(sys.prefix) / "ragmeter-escape-test.txt"
+    shutil.copy(HERE / "sandbox_probe.py", workdir / "probe.py")
+    limits = PROBE_LIMITS
+    config = {
+        **host_targets,
+        "secret_name": secret,
+        "port": port,
+        "abstract": abstract,
+        "keyring": _session_keyring(),
+        "max_processes": limits.max_processes,
+        "memory_mb": limits.memory_mb,
+        "file_size_mb": limits.file_size_mb,
+    }
+    (workdir / "probe.json").write_text(json.dumps(config))
+    leak = os.open(tmp_path / "host-log.txt", os.O_CREAT | os.O_WRONLY)
+    os.set_inheritable(leak, True)  # a descriptor the sandbox must not inherit
     try:
-        result = run_sandboxed(
-            [sys.executable, "-c", PROBE_CODE, str(outside), str(venv_target), str(port)],
-            workdir,
-            limits=SandboxLimits(timeout_s=60),
-            info=info,
-        )
-        escaped_into_venv = venv_target.exists()
+        result = run_sandboxed([sys.executable, "probe.py"], workdir, limits=limits, info=mode_info)
     finally:
-        venv_target.unlink(missing_ok=True)
-    assert result.started and result.returncode == 0, result.output
-    assert result.output.split() == ["write-blocked", "write-blocked", "socket-blocked", "workdir-ok"]
-    assert not outside.exists() and not escaped_into_venv
-    assert accepted == []
-    assert (workdir / "inside.txt").read_text() == "ok"
+        os.close(leak)
+
+    assert result.started and result.returncode == 0 and not result.timed_out, result.output
+    results = _parse(result.output)
+    print(f"\n{mode_info.kind}, {mode_info.runs_as}:\n{result.output}")  # the table, with -s
+    escaped = {name: detail for name, (verdict, detail) in results.items() if verdict != "blocked"}
+    assert escaped == {}, result.output
+    assert "leave a setsid/double-fork survivor" in results, result.output  # the probe ran to its end
+    attempted = {f"read {path}" for path in host_targets["read"]} | {
+        f"write {p}" for p in host_targets["write"]
+    }
+    assert attempted <= set(results), result.output
+    assert accepted == [] and abstract_accepted == []
+    assert not [path for path in host_targets["write"] if Path(path).exists()]
+    assert _lock_is_free(workdir / "survivor.lock")  # the survivor died with the sandbox
 
 
-@pytest.mark.usefixtures("needs_bwrap")
-def test_bwrap_enforces_wall_memory_and_process_limits(tmp_path: Path) -> None:
-    info = probe("bwrap")
-    slow = run_sandboxed(
-        [sys.executable, "-c", "import time; time.sleep(60)"],
-        tmp_path,
-        limits=SandboxLimits(timeout_s=1.5),
-        info=info,
-    )
-    assert slow.timed_out and slow.duration_s < 20
-    hog = run_sandboxed(
-        [sys.executable, "-c", "x = bytearray(1500 * 1024 * 1024)"],
-        tmp_path,
-        limits=SandboxLimits(memory_mb=512),
-        info=info,
-    )
-    assert hog.returncode != 0 and "MemoryError" in hog.output
-    if info.runs_as == "root":
-        pytest.skip("the process limit is not enforced for root here: " + "; ".join(info.notes))
-    fork_code = (
-        "import os, time\nn = 0\ntry:\n    for _ in range(200):\n        if os.fork() == 0:\n"
-        "            time.sleep(2); os._exit(0)\n        n += 1\nexcept OSError:\n    print('limited', n)\n"
-    )
-    forks = run_sandboxed(
-        [sys.executable, "-c", fork_code], tmp_path, limits=SandboxLimits(max_processes=16), info=info
-    )
-    assert "limited" in forks.output, forks.output
-
-
-def test_unshare_fallback_blocks_the_network(tmp_path: Path, listener: tuple[int, list[object]]) -> None:
-    info = probe("unshare")
-    if info.kind != "unshare":
-        pytest.skip(f"FALLBACK SANDBOX TEST SKIPPED: unshare cannot run here ({info.reason})")
-    port, accepted = listener
+@pytest.mark.parametrize("mode_info", ["bwrap", "unshare"], indirect=True)  # what auto runs, too
+def test_the_wall_clock_kills_the_whole_tree(mode_info: SandboxInfo, tmp_path: Path) -> None:
     result = run_sandboxed(
-        [sys.executable, "-c", PROBE_CODE, str(tmp_path / "a"), str(tmp_path / "b"), str(port)],
-        tmp_path,
-        limits=SandboxLimits(timeout_s=60),
-        info=info,
+        [sys.executable, "-c", SURVIVOR], tmp_path, limits=SandboxLimits(timeout_s=3), info=mode_info
     )
-    assert "socket-blocked" in result.output and accepted == []
-    assert "filesystem NOT isolated" in " ".join(info.notes)  # and the provenance says so
-    assert info.to_dict()["kind"] == "unshare"
+    assert result.timed_out and result.returncode is None
+    assert "locked" in result.output
+    assert _lock_is_free(tmp_path / "survivor.lock")
+
+
+def test_without_any_sandbox_tool_auto_refuses_in_one_line(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.setenv("PATH", str(tmp_path))  # neither bwrap nor unshare
+    info = probe("auto")
+    assert info.kind == "unavailable"
+    assert info.reason == (
+        "bubblewrap is not installed (apt-get install bubblewrap); unshare is not installed (apt-get install util-linux)"
+    )
+    with pytest.raises(ConfigError) as error:
+        run_sandboxed([sys.executable, "-c", "open('ran', 'w')"], tmp_path, limits=SandboxLimits(), info=info)
+    message = str(error.value)
+    assert (
+        "\n" not in message and "apt-get install bubblewrap" in message and "--unsafe-no-sandbox" in message
+    )
+    assert not (tmp_path / "ran").exists()
+    for mode in ("bwrap", "unshare"):
+        refused = probe(mode)  # type: ignore[arg-type]
+        assert refused.kind == "unavailable" and "is not installed (apt-get install" in refused.reason
+
+
+def test_a_sandbox_that_fails_to_start_is_refused(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """A tool that is there but cannot build the sandbox: one line with its error, never a fallback."""
+    fake = tmp_path / "bwrap"
+    fake.write_text(
+        "#!/bin/sh\necho 'bwrap: Creating new namespace failed: Operation not permitted' >&2\nexit 1\n"
+    )
+    fake.chmod(0o755)
+    monkeypatch.setenv("PATH", str(tmp_path))
+    info = probe("bwrap")
+    assert info.kind == "unavailable" and "\n" not in info.reason
+    assert info.reason.startswith("bubblewrap cannot build the sandbox here (bwrap: Creating new namespace")
 
 
 def test_untrusted_code_never_runs_without_a_sandbox(monkeypatch: pytest.MonkeyPatch) -> None:
-    unavailable = SandboxInfo("unavailable", [], "bubblewrap is not installed", runs_as=None)
+    unavailable = SandboxInfo(
+        "unavailable", [], "bubblewrap is not installed (apt-get install bubblewrap)", None
+    )
     monkeypatch.setattr(
         "ragmeter.mining.session.probe", lambda mode: unavailable if mode != "none" else probe("none")
     )
@@ -125,13 +265,27 @@ def test_untrusted_code_never_runs_without_a_sandbox(monkeypatch: pytest.MonkeyP
             "questions": [{"id": "q", "question": "q"}],
         }
     )
-    with pytest.raises(ConfigError, match="--unsafe-no-sandbox"):
+    with pytest.raises(ConfigError, match="--unsafe-no-sandbox") as error:
         build_validator(bench, unsafe_no_sandbox=False, sandbox_cache={})
+    assert "\n" not in str(error.value) and "apt-get install bubblewrap" in str(error.value)
     validator = build_validator(bench, unsafe_no_sandbox=True, sandbox_cache={})
     assert isinstance(validator, PytestValidator) and validator.sandbox.kind == "none"
     assert validator.sandbox.to_dict()["description"].startswith("UNSANDBOXED")
-    with pytest.raises(ConfigError, match="no sandbox can run here"):
+    with pytest.raises(ConfigError, match="no sandbox can run untrusted code here"):
         run_sandboxed(["true"], ".", limits=SandboxLimits(), info=unavailable)
+
+
+def test_provenance_names_the_layers_each_mode_has_and_lacks(needs_bwrap: None) -> None:
+    info = probe("bwrap")
+    text = info.to_dict()["description"]
+    assert isinstance(text, str)
+    for layer in ("own root", "no network", "no capabilities", "clean environment", "wall timeout"):
+        assert layer in text
+    assert "without seccomp filter" in text and info.to_dict()["missing"]
+    assert probe("none").to_dict()["description"] == (
+        "UNSANDBOXED (asked for --unsafe-no-sandbox): clean environment, cpu/memory/process/file-size limits,"
+        " wall timeout only"
+    )
 
 
 TESTS = b"from solution import add\n\n\ndef test_add():\n    assert add(2, 3) == 5\n"

@@ -18,9 +18,9 @@ BROKEN = {
         '{"x": [\n  {"id": "q1",\n   "id": "q2"}]}\n',
         ":3: duplicate key 'id' in one object",
     ),
-    "NaN": ('{"a": 1,\n "score": NaN}\n', ":2: invalid JSON ('score' is NaN, which JSON does not allow"),
-    "Infinity": ("[1,\n Infinity]\n", ":2: invalid JSON (Infinity, which JSON does not allow"),
-    "-Infinity": ('{"k": -Infinity}\n', ":1: invalid JSON ('k' is -Infinity, which JSON does not allow"),
+    "NaN": ('{"a": 1,\n "score": NaN}\n', ":2: score: NaN is not a number JSON allows"),
+    "Infinity": ("[1,\n Infinity]\n", ":2: [1]: Infinity is not a number JSON allows"),
+    "-Infinity": ('{"k": -Infinity}\n', ":1: k: -Infinity is not a number JSON allows"),
     "nested 30000 deep": ("[" * 30_000 + "]" * 30_000 + "\n", ": invalid JSON (nested too deeply to read)"),
     "5000 digits": ('{"a": ' + "7" * 5000 + "}\n", ": invalid JSON (a number has too many digits)"),
     "trailing comma": (

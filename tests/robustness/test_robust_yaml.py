@@ -41,8 +41,8 @@ BROKEN = {
     "unclosed quote": ("a: 1\nb: 'oops\n", ":3: invalid YAML (found unexpected end of stream)"),
     "python tag": ("a: !!python/object:os.system x\n", ":1: invalid YAML (could not determine a constructor"),
     "two documents": ("a: 1\n---\nb: 2\n", ":2: invalid YAML (but found another document)"),
-    ".inf": ("a: 1\nb: .inf\n", ":2: invalid YAML (.inf is not a finite number)"),
-    "-.inf": ("a: -.Inf\n", ":1: invalid YAML (-.Inf is not a finite number)"),
+    ".inf": ("a: 1\nb: .inf\n", ":2: invalid YAML (b: .inf is not a finite number)"),
+    "-.inf": ("a: -.Inf\n", ":1: invalid YAML (a: -.Inf is not a finite number)"),
     ".nan": ("a: 1\nb: [1, .NaN]\n", ":2: invalid YAML (.NaN is not a finite number)"),
     "a list as a key": (
         "? [a, b]\n: 1\n",

@@ -16,6 +16,7 @@ from pydantic import BaseModel, Field
 
 from ragmeter.agentic.aggregate import Aggregates
 from ragmeter.agentic.scoring import TraceScore
+from ragmeter.io.atomic import write_text_atomic
 
 SCHEMA_VERSION = "1"
 
@@ -37,8 +38,5 @@ class AgenticResult(BaseModel):
         return data
 
     def write(self, path: str | Path) -> Path:
-        """Write the JSON to ``path`` (a file); returns it."""
-        out = Path(path)
-        out.parent.mkdir(parents=True, exist_ok=True)
-        out.write_text(json.dumps(self.to_json_dict(), indent=2) + "\n", encoding="utf-8")
-        return out
+        """Write the JSON to ``path`` (a file, atomically, secrets redacted); returns it."""
+        return write_text_atomic(path, json.dumps(self.to_json_dict(), indent=2) + "\n")

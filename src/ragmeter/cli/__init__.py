@@ -21,6 +21,7 @@ except ImportError:  # pragma: no cover - depends on the installed typer
     from click import exceptions as click_exceptions  # type: ignore[no-redef]
 
 from ragmeter.errors import RagmeterError
+from ragmeter.redaction import forget_secrets, redacted_console
 
 app = typer.Typer(
     name="ragmeter",
@@ -46,6 +47,8 @@ _MODULE_OF = {
     "agentic": "agentic_cmd",
     "run": "run_cmd",
     "mine": "mine_cmd",
+    "synth": "synth_cmd",
+    "trec_eval": "trec_eval_cmd",
 }
 """The module that defines each command: running one imports (and builds) only that one."""
 
@@ -63,7 +66,17 @@ def _register_commands() -> None:
 
 
 def main(argv: list[str] | None = None) -> None:
-    """Run the CLI; print ``Error: ...`` instead of a traceback for user errors."""
+    """Run the CLI; print ``Error: ...`` instead of a traceback for user errors.
+
+    One command is one run: its secrets are registered as it reads them, and nothing it prints
+    on stdout or stderr shows them (:mod:`ragmeter.redaction`).
+    """
+    forget_secrets()
+    with redacted_console():
+        _main(argv)
+
+
+def _main(argv: list[str] | None) -> None:
     args = list(sys.argv[1:] if argv is None else argv)
     debug = "--debug" in args or os.environ.get("RAGMETER_DEBUG") == "1"
     args = [a for a in args if a != "--debug"]

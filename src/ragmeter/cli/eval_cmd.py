@@ -3,103 +3,17 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import Annotated, Any
 
 import typer
 from rich.console import Console
-from rich.markup import escape
 
 from ragmeter.cli import app
+from ragmeter.cli.options import finite, output_file, output_folder
+from ragmeter.cli.render import JudgeConsole
 from ragmeter.cli.run_cmd import ExecutorOption, RayAddressOption
 from ragmeter.errors import ConfigError
 from ragmeter.metrics.names import MAX_K
-
-if TYPE_CHECKING:
-    from rich.progress import Progress, TaskID
-
-    from ragmeter.judges import CostEstimate, JudgeRun
-
-
-class JudgeConsole:
-    """Tells the user on stderr what judging may cost, how far it is, and when the budget stopped it.
-
-    The progress bar shows only on a terminal.
-    """
-
-    def __init__(self, err: Console, *, say_budget_stop: bool) -> None:
-        self.err = err
-        self.say_budget_stop = say_budget_stop
-        self._progress: Progress | None = None
-        self._tasks: dict[str, TaskID] = {}
-
-    def estimated(
-        self, estimate: CostEstimate, *, n_items: int, max_cost_usd: float | None, spot_check: bool
-    ) -> None:
-        """Print the cost estimate before any judge call."""
-        if estimate.cost_usd_max is None:
-            cost = "cost unknown: no price for the judge model (set judge.prices)"
-        else:
-            cost = f"at most {estimate.cost_usd_max:.4g} USD (upper bound)"
-        extra = (
-            f" + up to {estimate.possible_extra_calls} verification passes"
-            if estimate.possible_extra_calls
-            else ""
-        )
-        self.err.print(
-            f"judging {n_items} answer(s): {estimate.planned_calls} judge call(s){extra}, "
-            f"{estimate.cached_calls} from the cache; {cost}"
-            + ("; the reliability spot-check re-judges a subset on top" if spot_check else ""),
-            highlight=False,
-            soft_wrap=True,
-        )
-        if max_cost_usd is not None:
-            self.err.print(
-                f"budget: judging stops before spending more than {max_cost_usd:g} USD", highlight=False
-            )
-
-    def progress(self, phase: str, done: int, total: int) -> None:
-        """Advance the bar of ``phase`` (``judging`` / ``spot-check``)."""
-        if not self.err.is_terminal:
-            return
-        if self._progress is None:
-            from rich.progress import (
-                BarColumn,
-                MofNCompleteColumn,
-                Progress,
-                TextColumn,
-                TimeElapsedColumn,
-                TimeRemainingColumn,
-            )
-
-            self._progress = Progress(
-                TextColumn("{task.description}"),
-                BarColumn(),
-                MofNCompleteColumn(),
-                TimeElapsedColumn(),
-                TextColumn("eta"),
-                TimeRemainingColumn(),
-                console=self.err,
-            )
-            self._progress.start()
-        if phase not in self._tasks:
-            self._tasks[phase] = self._progress.add_task(phase, total=total)
-        self._progress.update(self._tasks[phase], completed=done, total=total)
-
-    def finished(self, run: JudgeRun) -> None:
-        """Stop the bar; say so when the budget stopped the run."""
-        self.close()
-        if self.say_budget_stop and run.usage.budget_exhausted:
-            self.err.print(
-                f"[yellow]judge:[/] stopped before spending more: {escape(run.usage.budget_message or '')}",
-                highlight=False,
-                soft_wrap=True,
-            )
-
-    def close(self) -> None:
-        """Stop the bar if it is showing."""
-        if self._progress is not None:
-            self._progress.stop()
-            self._progress = None
 
 
 @app.command("eval")
@@ -124,7 +38,12 @@ def eval_command(
     ] = None,
     relevance_level: Annotated[
         float | None,
-        typer.Option("--relevance-level", "-l", help="Minimum gain counted as relevant (binary metrics)."),
+        typer.Option(
+            "--relevance-level",
+            "-l",
+            help="Minimum gain counted as relevant (binary metrics).",
+            callback=finite,
+        ),
     ] = None,
     config: Annotated[
         Path | None, typer.Option("--config", help="Config file (default: ./ragmeter.yaml).")
@@ -147,7 +66,8 @@ def eval_command(
         typer.Option("--history", help="History database for --record (default .ragmeter/history.sqlite)."),
     ] = None,
     out: Annotated[
-        Path | None, typer.Option("--out", help="Write metrics.json and per_query.jsonl here.")
+        Path | None,
+        typer.Option("--out", help="Write metrics.json and per_query.jsonl here.", callback=output_folder),
     ] = None,
     trec_compat: Annotated[
         bool,
@@ -197,6 +117,7 @@ def eval_command(
             "--max-cost",
             metavar="USD",
             help="Stop judging before spending more than this; what was judged is kept.",
+            callback=finite,
         ),
     ] = None,
     no_judge: Annotated[
@@ -205,7 +126,9 @@ def eval_command(
     judge_log: Annotated[
         Path | None,
         typer.Option(
-            "--judge-log", help="Resumable judge log, JSON Lines (default: judge_log.jsonl in --out)."
+            "--judge-log",
+            help="Resumable judge log, JSON Lines (default: judge_log.jsonl in --out).",
+            callback=output_file,
         ),
     ] = None,
     reliability: Annotated[
@@ -248,6 +171,10 @@ def eval_command(
     if no_judge and judge_options:
         raise ConfigError(f"--no-judge cannot be combined with {', '.join(judge_options)}")
     dims = parse_breakdowns(breakdowns)  # checked before any work
+    if record or history is not None:
+        from ragmeter.report.history import check_history
+
+        check_history(history)
     runner = None
     if executor != "local" or ray_address is not None:
         from ragmeter.executors import make_executor

@@ -14,11 +14,16 @@ from rich.measure import Measurement
 from rich.table import Table
 
 from ragmeter.cli import app
+from ragmeter.cli.options import finite
 from ragmeter.cli.render import fmt_value, split_columns
 
 if TYPE_CHECKING:
     from ragmeter.report.compare import Comparison
     from ragmeter.report.history import HistoryEntry
+
+RESULTS_KINDS = "a results folder, its metrics.json, or an agentic result JSON (ragmeter agentic --out)"
+BASELINE_HELP = f"Baseline: {RESULTS_KINDS}."
+CANDIDATE_HELP = f"Candidate: {RESULTS_KINDS}."
 
 
 def _fmt_delta(value: float | None) -> str:
@@ -69,11 +74,11 @@ def comparison_tables(comparison: Comparison, *, width: int) -> list[Table]:
 
 @app.command("compare")
 def compare_command(
-    baseline: Annotated[Path, typer.Argument(help="Baseline results folder.")],
-    candidate: Annotated[Path, typer.Argument(help="Candidate results folder.")],
+    baseline: Annotated[Path, typer.Argument(help=BASELINE_HELP)],
+    candidate: Annotated[Path, typer.Argument(help=CANDIDATE_HELP)],
     metric: Annotated[list[str] | None, typer.Option("--metric", "-m", help="Only these metrics.")] = None,
     confidence: Annotated[
-        float, typer.Option(min=0.5, max=0.999, help="Confidence level of the intervals.")
+        float, typer.Option(min=0.5, max=0.999, help="Confidence level of the intervals.", callback=finite)
     ] = 0.95,
     resamples: Annotated[int, typer.Option(min=100, help="Bootstrap resamples and permutations.")] = 10_000,
     correction: Annotated[
@@ -120,8 +125,8 @@ def compare_command(
 
 @app.command("gate")
 def gate_command(
-    baseline: Annotated[Path, typer.Argument(help="Baseline results folder.")],
-    candidate: Annotated[Path, typer.Argument(help="Candidate results folder.")],
+    baseline: Annotated[Path, typer.Argument(help=BASELINE_HELP)],
+    candidate: Annotated[Path, typer.Argument(help=CANDIDATE_HELP)],
     fail_on: Annotated[
         list[str],
         typer.Option(
@@ -129,7 +134,10 @@ def gate_command(
         ),
     ],
     alpha: Annotated[
-        float | None, typer.Option(help="Delta rules fail only when the change is significant at this level.")
+        float | None,
+        typer.Option(
+            help="Delta rules fail only when the change is significant at this level.", callback=finite
+        ),
     ] = None,
     junit: Annotated[Path | None, typer.Option("--junit", help="Write a JUnit XML report here.")] = None,
     resamples: Annotated[int, typer.Option(min=100, help="Bootstrap resamples and permutations.")] = 10_000,
@@ -158,8 +166,9 @@ def gate_command(
     )
     outcomes = check_rules(comparison, rules, alpha=alpha)
     if junit is not None:
-        junit.parent.mkdir(parents=True, exist_ok=True)
-        junit.write_text(junit_xml(outcomes), encoding="utf-8")
+        from ragmeter.io.atomic import write_text_atomic
+
+        write_text_atomic(junit, junit_xml(outcomes))
     for note in comparison.notes:
         typer.echo(f"note: {note}", err=True)
     for outcome in outcomes:
@@ -258,19 +267,29 @@ def history_command(
 
 @app.command("report")
 def report_command(
-    results_dir: Annotated[Path, typer.Argument(help="Results folder (with metrics.json).")],
+    results_dir: Annotated[
+        Path,
+        typer.Argument(
+            metavar="RESULTS",
+            help=f"The results: {RESULTS_KINDS}.",
+        ),
+    ],
     out: Annotated[
-        Path | None, typer.Option("--out", help="HTML file to write (default RESULTS_DIR/report.html).")
+        Path | None,
+        typer.Option(
+            "--out",
+            help="HTML file to write (default: report.html in the results folder or beside the file).",
+        ),
     ] = None,
     db: Annotated[
         Path | None, typer.Option("--history", help="History database whose trend to include, if it exists.")
     ] = None,
 ) -> None:
-    """Write one self-contained HTML report that opens offline."""
+    """Write one self-contained HTML report that opens offline, from a results folder or a results file."""
     from ragmeter.report.history import default_history_path, load_history
     from ragmeter.report.html import write_report
 
     history_path = db or default_history_path()
-    history = load_history(history_path) if history_path.is_file() else None
+    history = load_history(history_path) if history_path.exists() else None
     path = write_report(results_dir, out, history=history)
     typer.echo(f"wrote {path}")

@@ -9,6 +9,7 @@ import typer
 from rich.console import Console
 
 from ragmeter.cli import app
+from ragmeter.cli.options import output_folder
 from ragmeter.errors import ConfigError
 
 ExecutorOption = Annotated[
@@ -47,7 +48,9 @@ def run_command(
     ] = False,
     results_dir: Annotated[
         Path | None,
-        typer.Option("--results-dir", help="Write here instead of the suite's results_dir."),
+        typer.Option(
+            "--results-dir", help="Write here instead of the suite's results_dir.", callback=output_folder
+        ),
     ] = None,
     config: Annotated[
         Path | None, typer.Option("--config", help="Config file (default: ./ragmeter.yaml).")
@@ -77,12 +80,16 @@ def run_command(
     ray_address: RayAddressOption = None,
 ) -> None:
     """Ask every question of a suite, record the answers, score them and write the results folder."""
-    from ragmeter.cli.render import parse_breakdowns, print_result
+    from ragmeter.cli.render import JudgeConsole, parse_breakdowns, print_result
     from ragmeter.executors import make_executor
     from ragmeter.harness.results_folder import RUN_FILES
     from ragmeter.harness.suite_run import run_suite
 
     dims = parse_breakdowns(breakdowns)  # checked before any work
+    if record or report:
+        from ragmeter.report.history import check_history
+
+        check_history(history)
     runner = make_executor(executor, address=ray_address)
 
     err = Console(stderr=True, highlight=False, soft_wrap=True)
@@ -91,6 +98,7 @@ def run_command(
         if not quiet or message.startswith("warning:"):
             err.print(message, markup=False)
 
+    observer = JudgeConsole(err, say_budget_stop=as_json, quiet=quiet)
     try:
         outcome = run_suite(
             suite,
@@ -101,10 +109,12 @@ def run_command(
             results_dir=results_dir,
             notify=note,
             executor=runner,
+            judge_observer=observer,
         )
         if runner.remote:
             note(executor_note(runner.describe()))
     finally:
+        observer.close()
         runner.close()
     summary = outcome.summary
     asked = f"asked {summary.n_called} question(s) in {summary.elapsed_seconds:.1f} s"
@@ -122,13 +132,14 @@ def run_command(
         from ragmeter.report.history import default_history_path, load_history, record_run
 
         db = history or default_history_path()
-        record_run(outcome.result, db=db, label=outcome.suite.suite.name, source=str(outcome.results_dir))
+        name = outcome.suite.suite.name
+        record_run(outcome.result, db=db, label=name, source=str(outcome.results_dir), suite=name)
     if report:
         from ragmeter.report.history import default_history_path, load_history
         from ragmeter.report.html import write_report
 
         db = history or default_history_path()
-        page = write_report(outcome.results_dir, history=load_history(db) if db.is_file() else None)
+        page = write_report(outcome.results_dir, history=load_history(db) if db.exists() else None)
         note(f"report: {page}")
     written = [name for name in RUN_FILES if (outcome.results_dir / name).is_file()]
     note(f"results: {outcome.results_dir}/ ({', '.join(written)})")

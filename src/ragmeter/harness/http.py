@@ -2,8 +2,9 @@
 
 Retryable: connection errors, HTTP 5xx and 429 (with ``Retry-After``). Not
 retryable: other 4xx, a body that is not JSON, a response the mapping cannot
-turn into the output contract. Secrets from ``${ENV}`` never reach an error
-message: messages name the URL as written in the suite and are scrubbed.
+turn into the output contract. Messages name the URL as written in the suite;
+the values of its ``${ENV}`` references and of its secret headers are
+registered with :mod:`ragmeter.redaction`, so no writer lets them out.
 
 >>> mapping = ResponseMapping({"answer": "data.text", "retrieved": "data.hits[].{id: doc}"})
 >>> mapping.apply({"data": {"text": "42", "hits": [{"doc": "a"}, {"doc": "b"}]}})
@@ -16,18 +17,15 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from datetime import UTC, datetime
-from email.utils import parsedate_to_datetime
 from typing import Any
 
 import httpx
 import jmespath.exceptions
 
 from ragmeter.errors import ConfigError
-from ragmeter.harness.calls import CallFailed, one_line, question_of, sample_dict
+from ragmeter.harness.calls import CallFailed, one_line, parse_retry_after, question_of, sample_dict
 from ragmeter.harness.suite import HttpSystem
 from ragmeter.harness.templates import (
-    Redactor,
     TemplateError,
     compile_jmespath,
     compile_template,
@@ -35,6 +33,7 @@ from ragmeter.harness.templates import (
     render_template,
 )
 from ragmeter.io.jsonyaml import JsonError, parse_json
+from ragmeter.redaction import is_secret_name, register_env, register_header, register_secret, register_url
 from ragmeter.schema.samples import Sample
 
 SNIPPET_CHARS = 120
@@ -63,30 +62,6 @@ class ResponseMapping:
         return output
 
 
-def parse_retry_after(value: str | None, *, now: datetime | None = None) -> float | None:
-    """Seconds to wait from a ``Retry-After`` header (delta-seconds or an HTTP date); ``None`` if absent/bad.
-
-    >>> parse_retry_after("Wed, 21 Oct 2015 07:28:00 GMT", now=datetime(2015, 10, 21, 7, 27, 58, tzinfo=UTC))
-    2.0
-    >>> parse_retry_after("soon") is None
-    True
-    """
-    if value is None or not value.strip():
-        return None
-    text = value.strip()
-    try:
-        return max(0.0, float(text))
-    except ValueError:
-        pass
-    try:
-        when = parsedate_to_datetime(text)
-    except (TypeError, ValueError):
-        return None
-    if when.tzinfo is None:
-        when = when.replace(tzinfo=UTC)
-    return max(0.0, (when - (now or datetime.now(UTC))).total_seconds())
-
-
 def _refused(exc: BaseException) -> bool:
     seen: set[int] = set()
     current: BaseException | None = exc
@@ -96,6 +71,19 @@ def _refused(exc: BaseException) -> bool:
             return True
         current = current.__cause__ or current.__context__
     return False
+
+
+def _register_named(template: Any, env: Mapping[str, str]) -> None:
+    """Register the literal values of credential-named fields (``api_key: ...``) of a request template."""
+    if isinstance(template, list):
+        for item in template:
+            _register_named(item, env)
+    elif isinstance(template, dict):
+        for name, value in template.items():
+            if isinstance(value, str) and is_secret_name(str(name)) and "{{" not in value:
+                register_secret(expand_env(value, env))
+            else:
+                _register_named(value, env)
 
 
 def _snippet(content: bytes) -> str:
@@ -117,11 +105,17 @@ class HttpAdapter:
         env = os.environ if environ is None else environ
         self.system = system
         self.description = system.url
-        used = {name for _, name in system.env_references()}
-        self.redactor = Redactor({name: env[name] for name in used if name in env})
+        for _, name in system.env_references():
+            register_env(name, env)
         try:
             self._url = expand_env(system.url, env)
             self._headers = {name: expand_env(value, env) for name, value in system.headers.items()}
+            secret = {name.lower() for name in system.secret_headers}
+            for name, value in self._headers.items():
+                register_header(name, value, secret=name.lower() in secret)
+            register_url(self._url)
+            _register_named(system.params, env)
+            _register_named(system.body, env)
             self._params = compile_template(system.params, env) if system.params else None
             self._body = compile_template(system.body, env) if system.body is not None else None
         except TemplateError as exc:  # load_suite checks the environment first; this is a backstop
@@ -173,24 +167,22 @@ class HttpAdapter:
                 raise CallFailed(
                     f"connection refused: {self.description}", retryable=True, refused=True
                 ) from None
-            detail = self.redactor.text(str(exc) or type(exc).__name__)
+            detail = str(exc) or type(exc).__name__
             raise CallFailed(f"connection error: {detail} ({self.description})", retryable=True) from None
         status = response.status_code
         if status == 429 or status >= 500:
             raise CallFailed(
-                self.redactor.text(f"HTTP {status} {response.reason_phrase}: {_snippet(response.content)}"),
+                f"HTTP {status} {response.reason_phrase}: {_snippet(response.content)}",
                 retryable=True,
                 retry_after=parse_retry_after(response.headers.get("Retry-After")),
             )
         if status >= 400:
-            raise CallFailed(
-                self.redactor.text(f"HTTP {status} {response.reason_phrase}: {_snippet(response.content)}")
-            )
+            raise CallFailed(f"HTTP {status} {response.reason_phrase}: {_snippet(response.content)}")
         try:
             data = parse_json(response.content.decode("utf-8-sig"))
         except (JsonError, UnicodeDecodeError) as exc:
             reason = exc.reason if isinstance(exc, JsonError) else "not UTF-8"
             raise CallFailed(
-                self.redactor.text(f"malformed JSON in the response ({reason}): {_snippet(response.content)}")
+                f"malformed JSON in the response ({reason}): {_snippet(response.content)}"
             ) from None
-        return self.redactor.data(self._mapping.apply(data))
+        return self._mapping.apply(data)

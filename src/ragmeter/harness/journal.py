@@ -26,7 +26,9 @@ from types import TracebackType
 from typing import Any, Self
 
 from ragmeter.errors import InputError
+from ragmeter.io.atomic import AppendLog
 from ragmeter.io.jsonyaml import JsonError, parse_json
+from ragmeter.redaction import redact
 
 OUTPUTS_FILENAME = "outputs.jsonl"
 
@@ -70,7 +72,7 @@ def read_journal(path: Path, *, repair: bool = False) -> JournalState:
                     "damaged line (not a JSON record); remove it or start a new results folder",
                     where=f"{path}:{lineno}",
                 )
-            shown = raw.decode("utf-8", errors="replace").strip()
+            shown = redact(raw.decode("utf-8", errors="replace").strip())
             shown = shown if len(shown) <= 60 else shown[:59] + "…"
             state.warnings.append(
                 f"{path}:{lineno}: dropped a truncated last line left by an interrupted run ({shown!r}); "
@@ -105,25 +107,21 @@ def _parse_line(raw: bytes) -> tuple[str, dict[str, Any]] | None:
 
 
 class OutputsJournal:
-    """Appends ``{"id", "output"}`` lines, each flushed and fsync'd before :meth:`append` returns."""
+    """Appends ``{"id", "output"}`` lines, each whole and fsync'd before :meth:`append` returns, secrets redacted."""
 
     def __init__(self, path: Path) -> None:
         self.path = path
-        self._handle = path.open("a", encoding="utf-8")
+        self._log = AppendLog(path)
         self.written = 0
 
     def append(self, sample_id: str, output: dict[str, Any]) -> None:
         """Write one record durably."""
-        line = json.dumps({"id": sample_id, "output": output}, ensure_ascii=False) + "\n"
-        self._handle.write(line)
-        self._handle.flush()
-        os.fsync(self._handle.fileno())
+        self._log.append(json.dumps({"id": sample_id, "output": output}, ensure_ascii=False))
         self.written += 1
 
     def close(self) -> None:
         """Close the file (idempotent)."""
-        if not self._handle.closed:
-            self._handle.close()
+        self._log.close()
 
     def __enter__(self) -> Self:
         return self

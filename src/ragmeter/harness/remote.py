@@ -49,7 +49,7 @@ class RemoteSystem:
 
 async def start_system(state: RemoteSystem) -> None:
     """Build and start the worker's adapter (once per worker process)."""
-    adapter, _ = make_adapter(state.loaded, default_k=state.default_k, environ=state.environ)
+    adapter = make_adapter(state.loaded, default_k=state.default_k, environ=state.environ)
     await adapter.start()
     state.adapter = adapter
 

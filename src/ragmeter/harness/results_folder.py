@@ -9,15 +9,13 @@ it is recognisably a ragmeter results folder.
 >>> redact_header("Authorization", "Bearer ${RAG_API_KEY}")
 'Bearer ${RAG_API_KEY}'
 >>> redact_header("X-Api-Key", "sk-live-123")
-'<redacted>'
+'[REDACTED]'
 >>> redact_header("Accept", "application/json")
 'application/json'
 """
 
 from __future__ import annotations
 
-import json
-import os
 import platform
 import re
 import shutil
@@ -27,33 +25,33 @@ from pathlib import Path
 from typing import Any
 
 from ragmeter import __version__
-from ragmeter.errors import ConfigError
+from ragmeter.errors import ConfigError, InputError
 from ragmeter.harness.journal import OUTPUTS_FILENAME
 from ragmeter.harness.suite import HttpSystem, LoadedSuite
 from ragmeter.harness.templates import ENV_REFERENCE
-from ragmeter.io.jsonyaml import JsonError, parse_json
+from ragmeter.io.atomic import is_temp_file
+from ragmeter.io.jsonyaml import JsonError, loads_json, parse_json
+from ragmeter.io.text_files import read_text
+from ragmeter.redaction import MARKER, is_secret_name
 
 CONFIG_FILENAME = "config.json"
 INDEX_STATS_FILENAME = "index_stats.json"
 RUN_FILES = (OUTPUTS_FILENAME, CONFIG_FILENAME, "metrics.json", "per_query.jsonl", INDEX_STATS_FILENAME)
 """What ``ragmeter run`` writes into a results folder."""
 
-SENSITIVE_HEADER = re.compile(r"auth|token|secret|key|cookie|password|session", re.IGNORECASE)
-REDACTED = "<redacted>"
 
-
-def redact_header(name: str, value: str) -> str:
+def redact_header(name: str, value: str, *, secret: bool = False) -> str:
     """A header value as it may be written: ``${ENV}`` references as written, other secrets hidden.
 
-    A sensitive-looking header (authorization, tokens, keys, cookies) whose
-    value is not made only of text around ``${ENV}`` references is written as
-    ``<redacted>``: a literal secret in the suite must not spread to results.
+    A secret header (marked so, or named like one: :func:`~ragmeter.redaction.is_secret_name`)
+    whose value is not made only of an auth scheme and ``${ENV}`` references is written as
+    ``[REDACTED]``: a literal secret in the suite must not spread to results, however short.
     """
-    if not SENSITIVE_HEADER.search(name):
+    if not (secret or is_secret_name(name)):
         return value
     literal = ENV_REFERENCE.sub("", value)
     scheme_only = re.fullmatch(r"\s*(Bearer|Basic|Token|Bot)?\s*", literal, re.IGNORECASE)
-    return value if ENV_REFERENCE.search(value) and scheme_only else REDACTED
+    return value if ENV_REFERENCE.search(value) and scheme_only else MARKER
 
 
 def resolved_suite(loaded: LoadedSuite, *, results_dir: Path) -> dict[str, Any]:
@@ -61,8 +59,10 @@ def resolved_suite(loaded: LoadedSuite, *, results_dir: Path) -> dict[str, Any]:
     data = loaded.suite.model_dump(mode="json")
     system = loaded.suite.system
     if isinstance(system, HttpSystem):
+        secret = {name.lower() for name in system.secret_headers}
         data["system"]["headers"] = {
-            name: redact_header(name, value) for name, value in system.headers.items()
+            name: redact_header(name, value, secret=name.lower() in secret)
+            for name, value in system.headers.items()
         }
     data["results_dir"] = loaded.suite.results_dir or f"results/{loaded.suite.name}"
     data["resolved_paths"] = {
@@ -100,16 +100,6 @@ def provenance(loaded: LoadedSuite) -> dict[str, Any]:
     }
 
 
-def write_json_atomic(path: Path, data: Any) -> None:
-    """Write JSON through a temporary file and a rename, so a crash never leaves half a file."""
-    tmp = path.with_name(f".{path.name}.tmp")
-    with tmp.open("w", encoding="utf-8") as handle:
-        handle.write(json.dumps(data, indent=2, ensure_ascii=False, default=str) + "\n")
-        handle.flush()
-        os.fsync(handle.fileno())
-    os.replace(tmp, path)
-
-
 def read_previous_config(folder: Path) -> dict[str, Any] | None:
     """The ``config.json`` of an earlier run in ``folder``, if readable."""
     try:
@@ -119,16 +109,44 @@ def read_previous_config(folder: Path) -> dict[str, Any] | None:
     return data if isinstance(data, dict) else None
 
 
+def read_config_to_resume(folder: Path) -> dict[str, Any] | None:
+    """The ``config.json`` a ``--resume`` continues (``None`` when there is none).
+
+    One that cannot be read (not UTF-8, not JSON, not an object, ``sessions`` not a list) is an
+    :class:`~ragmeter.errors.InputError` naming it: resuming would replace it and lose its history.
+    """
+    path = folder / CONFIG_FILENAME
+    if not path.exists() and not path.is_symlink():
+        return None
+    fix = "fix or remove it, or start again with --fresh"
+    try:
+        data = loads_json(read_text(path), source=str(path))
+    except InputError as exc:
+        raise InputError(f"{exc.message}; --resume would replace it: {fix}", where=exc.where) from None
+    if not isinstance(data, dict) or not isinstance(data.get("sessions", []), list):
+        raise InputError(
+            "not the config.json of a ragmeter run (expected an object with a 'sessions' list); "
+            f"--resume would replace it: {fix}",
+            where=str(path),
+        )
+    return data
+
+
 def _is_results_folder(folder: Path) -> bool:
     config = read_previous_config(folder)
     if config is not None and isinstance(config.get("suite"), dict) and "ragmeter_version" in config:
         return True
-    names = {entry.name for entry in folder.iterdir()}
-    return OUTPUTS_FILENAME in names and names <= {*RUN_FILES, "report.html", f".{CONFIG_FILENAME}.tmp"}
+    names = _names(folder)
+    return OUTPUTS_FILENAME in names and names <= {*RUN_FILES, "report.html"}
+
+
+def _names(folder: Path) -> set[str]:
+    """The entries of ``folder``, less the temporary files of writes a kill interrupted."""
+    return {entry.name for entry in folder.iterdir() if not is_temp_file(entry.name)}
 
 
 def _nothing_recorded(folder: Path) -> bool:
-    names = {entry.name for entry in folder.iterdir()}
+    names = _names(folder)
     outputs = folder / OUTPUTS_FILENAME
     empty = not outputs.exists() or outputs.stat().st_size == 0
     return empty and names <= {OUTPUTS_FILENAME, CONFIG_FILENAME}

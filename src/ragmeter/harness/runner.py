@@ -28,12 +28,13 @@ import time
 from collections import deque
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from ragmeter.harness.calls import Adapter, CallFailed, describe_exception, finish_output
-from ragmeter.harness.journal import OutputsJournal
-from ragmeter.harness.templates import Redactor
 from ragmeter.schema.samples import Sample
+
+if TYPE_CHECKING:
+    from ragmeter.progress import Progress
 
 MIN_REFUSED_STREAK = 3
 """Stop after this many consecutive connection-refused questions (or ``concurrency``, if larger)."""
@@ -134,6 +135,13 @@ class RunAborted(Exception):
         super().__init__(message)
 
 
+class Journal(Protocol):
+    """Where finished outputs go (``outputs.jsonl``, or memory for ``ragmeter.run``)."""
+
+    def append(self, sample_id: str, output: dict[str, Any]) -> None:
+        """Record one question's output."""
+
+
 class ProgressSink(Protocol):
     """Receives progress (a rich progress bar, or nothing)."""
 
@@ -158,6 +166,33 @@ class NoProgress:
 
     def stop(self) -> None:
         """Show nothing."""
+
+
+class QuestionProgress:
+    """Questions asked, on a :class:`ragmeter.progress.Progress`; failures and timeouts in its text."""
+
+    def __init__(self, progress: Progress) -> None:
+        self._progress = progress
+        self._failed = 0
+        self._timeouts = 0
+
+    def start(self, total: int, completed: int) -> None:
+        """The run begins: questions answered by an earlier run count as done (not in the rate)."""
+        self._progress.add("asking", total=total, done=completed, unit="questions")
+
+    def advance(self, record: CallRecord) -> None:
+        """One more question finished."""
+        if record.timed_out:
+            self._timeouts += 1
+        elif record.failed:
+            self._failed += 1
+        counts = [f"{self._failed} failed"] if self._failed else []
+        counts += [f"{self._timeouts} timed out"] if self._timeouts else []
+        self._progress.update("asking", advance=1, info=", ".join(counts))
+
+    def stop(self) -> None:
+        """End the display."""
+        self._progress.stop()
 
 
 def backoff_delay(
@@ -192,16 +227,14 @@ class _Run:
         self,
         adapter: Adapter,
         settings: RunSettings,
-        journal: OutputsJournal,
+        journal: Journal,
         progress: ProgressSink,
-        redactor: Redactor,
         n_pending: int,
     ) -> None:
         self.adapter = adapter
         self.settings = settings
         self.journal = journal
         self.progress = progress
-        self.redactor = redactor
         self.summary = RunSummary()
         self.refused: list[CallRecord] = []
         self.streak_limit = max(1, min(n_pending, max(MIN_REFUSED_STREAK, settings.concurrency)))
@@ -218,8 +251,8 @@ class _Run:
                     raw = await self.adapter.call(sample, k=k)
                 latency = time.perf_counter() - started
                 output = finish_output(raw)
-            except TimeoutError:
-                message = f"timed out after {settings.timeout_seconds:g} s"
+            except TimeoutError as exc:  # ours (no message) or the system's own client's (with one)
+                message = str(exc) or f"timed out after {settings.timeout_seconds:g} s"
                 latency = time.perf_counter() - started
                 out = _failure_output(message, latency=latency, attempts=attempt, timed_out=True)
                 return CallRecord(sample.id, out, attempt, failed=True)
@@ -234,17 +267,16 @@ class _Run:
                     )
                     await asyncio.sleep(delay)
                     continue
-                message = self.redactor.text(failure.message)
+                message = failure.message
                 if attempt > 1:
                     message += f" (after {attempt} attempts)"
                 out = _failure_output(message, latency=latency, attempts=attempt)
                 return CallRecord(sample.id, out, attempt, failed=True, refused=failure.refused)
             except Exception as exc:  # an adapter bug must not lose the question
                 latency = time.perf_counter() - started
-                message = self.redactor.text(f"internal error: {describe_exception(exc)}")
+                message = f"internal error: {describe_exception(exc)}"
                 out = _failure_output(message, latency=latency, attempts=attempt)
                 return CallRecord(sample.id, out, attempt, failed=True)
-            output = self.redactor.data(output)
             output["latency"] = round(latency, 6)
             output["attempts"] = attempt
             return CallRecord(sample.id, output, attempt)
@@ -282,9 +314,8 @@ async def run_calls(
     adapter: Adapter,
     *,
     settings: RunSettings,
-    journal: OutputsJournal,
+    journal: Journal,
     progress: ProgressSink | None = None,
-    redactor: Redactor | None = None,
 ) -> RunSummary:
     """Ask ``samples`` with up to ``settings.concurrency`` calls at a time; append each outcome to ``journal``.
 
@@ -292,7 +323,7 @@ async def run_calls(
     refuses every connection; whatever was recorded before stays recorded.
     """
     sink = progress or NoProgress()
-    run = _Run(adapter, settings, journal, sink, redactor or Redactor({}), len(samples))
+    run = _Run(adapter, settings, journal, sink, len(samples))
     run.summary.n_samples = len(samples)
     pending = deque(samples)
     started = time.perf_counter()
@@ -313,3 +344,25 @@ async def run_calls(
         await asyncio.gather(*workers, return_exceptions=True)
         run.summary.elapsed_seconds = time.perf_counter() - started
     return run.summary
+
+
+async def call_all(
+    adapter: Adapter,
+    pending: Sequence[Sample],
+    *,
+    settings: RunSettings,
+    journal: Journal,
+    progress: ProgressSink,
+    total: int,
+    done: int,
+) -> RunSummary:
+    """Start the adapter, ask ``pending`` (:func:`run_calls`) with progress, and close the adapter."""
+    await adapter.start()
+    try:
+        progress.start(total, done)
+        try:
+            return await run_calls(pending, adapter, settings=settings, journal=journal, progress=progress)
+        finally:
+            progress.stop()
+    finally:
+        await adapter.aclose()

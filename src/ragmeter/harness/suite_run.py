@@ -14,26 +14,33 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ragmeter.config import RagmeterConfig, load_config
 from ragmeter.errors import ConfigError, InputError, RagmeterError
+from ragmeter.evaluation.dataset_inputs import check_no_embedded_outputs
 from ragmeter.executors.base import Executor, use_executor
 from ragmeter.harness.adapters import make_adapter
 from ragmeter.harness.calls import Adapter, question_of
+from ragmeter.harness.framework_suite import HaystackSystem
 from ragmeter.harness.journal import OUTPUTS_FILENAME, JournalState, OutputsJournal, read_journal
-from ragmeter.harness.progress import make_progress
 from ragmeter.harness.remote import RemoteAdapter
 from ragmeter.harness.results_folder import (
     CONFIG_FILENAME,
     INDEX_STATS_FILENAME,
     claim_results_dir,
     provenance,
-    read_previous_config,
+    read_config_to_resume,
     resolved_suite,
-    write_json_atomic,
 )
-from ragmeter.harness.runner import ProgressSink, RunAborted, RunSettings, RunSummary, run_calls
+from ragmeter.harness.runner import (
+    ProgressSink,
+    QuestionProgress,
+    RunAborted,
+    RunSettings,
+    RunSummary,
+    call_all,
+)
 from ragmeter.harness.suite import (
     BuiltinSystem,
     HttpSystem,
@@ -42,10 +49,15 @@ from ragmeter.harness.suite import (
     load_suite,
     tidy_path,
 )
-from ragmeter.harness.templates import Redactor
+from ragmeter.io.atomic import write_json_atomic
 from ragmeter.io.datasets import load_dataset
+from ragmeter.io.outputs import parse_output
+from ragmeter.progress import make_progress
 from ragmeter.results import EvalResult
 from ragmeter.schema.samples import Sample
+
+if TYPE_CHECKING:
+    from ragmeter.judges.answers import JudgeObserver
 
 Notify = Callable[[str], None]
 
@@ -76,6 +88,12 @@ def _check_questions(loaded: LoadedSuite, samples: Sequence[Sample]) -> None:
     system = loaded.suite.system
     if isinstance(system, PythonSystem) or (isinstance(system, HttpSystem) and not system.uses_question()):
         return  # the system gets the whole sample (or the fields its templates name)
+    if (
+        isinstance(system, HaystackSystem)
+        and system.inputs is not None
+        and "question" not in str(system.inputs)
+    ):
+        return  # the pipeline's inputs name other fields of the sample
     for sample in samples:
         if question_of(sample) is None:
             raise InputError(
@@ -85,7 +103,11 @@ def _check_questions(loaded: LoadedSuite, samples: Sequence[Sample]) -> None:
             )
 
 
-def _check_resumed_ids(state: JournalState, samples: Sequence[Sample], outputs_path: Path) -> None:
+def _check_resumed(state: JournalState, samples: Sequence[Sample], outputs_path: Path) -> None:
+    """The recorded outputs a resumed run keeps must belong to the dataset and read as outputs.
+
+    Checked before anything is asked or written: scoring would refuse them after the new calls.
+    """
     known = {s.id for s in samples}
     unknown = [sid for sid in state.outputs if sid not in known]
     if unknown:
@@ -94,6 +116,8 @@ def _check_resumed_ids(state: JournalState, samples: Sequence[Sample], outputs_p
             "the dataset changed — use --fresh or a new results_dir",
             where=str(outputs_path),
         )
+    for sid, output in state.outputs.items():
+        parse_output(output, where=f"{outputs_path} (sample {sid!r})")
 
 
 def _suite_changes(previous: Mapping[str, Any] | None, current: Mapping[str, Any]) -> list[str]:
@@ -109,6 +133,7 @@ def _evaluate(
     *,
     config: RagmeterConfig | str | Path | None,
     index_stats: Path | None,
+    judge_observer: JudgeObserver | None = None,
 ) -> EvalResult:
     from ragmeter.api import evaluate
 
@@ -122,31 +147,8 @@ def _evaluate(
         index_stats=index_stats,
         judge=loaded.suite.judge,
         judge_log=outputs.parent / "judge_log.jsonl" if judged else None,
+        judge_observer=judge_observer,
     )
-
-
-async def _call_all(
-    adapter: Adapter,
-    pending: Sequence[Sample],
-    *,
-    settings: RunSettings,
-    journal: OutputsJournal,
-    progress: ProgressSink,
-    redactor: Redactor,
-    total: int,
-    done: int,
-) -> RunSummary:
-    await adapter.start()
-    try:
-        progress.start(total, done)
-        try:
-            return await run_calls(
-                pending, adapter, settings=settings, journal=journal, progress=progress, redactor=redactor
-            )
-        finally:
-            progress.stop()
-    finally:
-        await adapter.aclose()
 
 
 def run_suite(
@@ -161,6 +163,7 @@ def run_suite(
     notify: Notify | None = None,
     environ: Mapping[str, str] | None = None,
     executor: Executor | None = None,
+    judge_observer: JudgeObserver | None = None,
 ) -> RunOutcome:
     """Run a suite end to end and return the evaluation and the call summary.
 
@@ -168,13 +171,20 @@ def run_suite(
     are not asked again); ``fresh`` replaces it; without either, a non-empty
     results folder is an error. ``results_dir`` overrides the suite's.
     ``executor`` (default: this process) is where the system is called and the
-    judges' calls are made; ``outputs.jsonl`` is always written here.
+    judges' calls are made; ``outputs.jsonl`` is always written here. ``judge_observer`` hears
+    the judges' cost estimate and progress.
     """
     say: Notify = notify or (lambda _message: None)
     loaded = load_suite(suite_path, environ=environ)
     suite = loaded.suite
     samples = load_dataset(loaded.dataset_path)
     _check_questions(loaded, samples)
+    check_no_embedded_outputs(
+        samples,
+        where=str(loaded.dataset_path),
+        other="the system under test",
+        fix="score the embedded outputs with 'ragmeter eval'",
+    )
     cfg, _ = load_config(config)
     default_k = suite.k or cfg.metrics.retrieval.default_k
     settings = RunSettings(
@@ -185,7 +195,7 @@ def run_suite(
         max_backoff_seconds=suite.max_backoff_seconds,
         default_k=default_k,
     )
-    adapter, redactor = make_adapter(loaded, default_k=default_k, environ=environ)
+    adapter = make_adapter(loaded, default_k=default_k, environ=environ)
     if executor is not None and executor.remote:
         executor.start()  # an unreachable cluster is an error before the results folder is touched
         adapter = RemoteAdapter(
@@ -200,12 +210,12 @@ def run_suite(
     keep = [loaded.dataset_path]
     if isinstance(suite.system, BuiltinSystem):
         keep.append(loaded.resolve(suite.system.vault))
-    previous = read_previous_config(folder) if resume else None
+    previous = read_config_to_resume(folder) if resume and folder.is_dir() else None
     continuing = claim_results_dir(folder, resume=resume, fresh=fresh, suite_path=loaded.path, keep=keep)
     outputs_path = folder / OUTPUTS_FILENAME
     state = read_journal(outputs_path, repair=True) if continuing else JournalState()
     warnings = list(state.warnings)
-    _check_resumed_ids(state, samples, outputs_path)
+    _check_resumed(state, samples, outputs_path)
     suite_doc = resolved_suite(loaded, results_dir=folder)
     changed = _suite_changes(previous, suite_doc)
     if changed:
@@ -236,19 +246,18 @@ def run_suite(
     write_json_atomic(folder / CONFIG_FILENAME, doc)
     if continuing:
         say(f"resuming {folder}: {len(state.outputs)} of {len(samples)} questions already answered")
-    sink = progress or make_progress(quiet=quiet)
+    sink = progress or QuestionProgress(make_progress(quiet=quiet))
     summary = RunSummary(n_samples=len(samples))
     try:
         with OutputsJournal(outputs_path) as journal:
             if pending:
                 summary = asyncio.run(
-                    _call_all(
+                    call_all(
                         adapter,
                         pending,
                         settings=settings,
                         journal=journal,
                         progress=sink,
-                        redactor=redactor,
                         total=len(samples),
                         done=len(state.outputs),
                     )
@@ -270,7 +279,9 @@ def run_suite(
     index_stats = _write_index_stats(adapter, folder, asked=bool(pending))
     try:
         with use_executor(executor):
-            result = _evaluate(loaded, outputs_path, config=config, index_stats=index_stats)
+            result = _evaluate(
+                loaded, outputs_path, config=config, index_stats=index_stats, judge_observer=judge_observer
+            )
     except RagmeterError:
         say(
             f"the answers are kept in {outputs_path}; once the problem below is fixed, "

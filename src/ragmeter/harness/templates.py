@@ -4,7 +4,7 @@ Two kinds of placeholder, kept apart on purpose:
 
 * ``${NAME}`` is replaced by the environment variable ``NAME`` when the
   request is built. The suite, ``config.json`` and error messages only ever
-  show ``${NAME}``; the value is a secret (see :class:`Redactor`).
+  show ``${NAME}``; the value is a secret (see :mod:`ragmeter.redaction`).
 * ``{{ expression }}`` is a JMESPath expression over the *call context*
   ``{"question": ..., "id": ..., "k": ..., "sample": {...}}``. A string that is
   exactly one placeholder keeps the value's JSON type (``"{{ k }}"`` → ``5``);
@@ -32,8 +32,6 @@ import jmespath.exceptions
 
 ENV_REFERENCE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
 PLACEHOLDER = re.compile(r"\{\{\s*(.*?)\s*\}\}")
-MIN_SECRET_LENGTH = 4
-"""Environment values shorter than this are not scrubbed from text (they would garble it)."""
 
 
 class TemplateError(ValueError):
@@ -157,42 +155,3 @@ def render_template(template: Any, context: Mapping[str, Any]) -> Any:
     except jmespath.exceptions.JMESPathError as exc:
         raise TemplateError(f"template expression failed: {str(exc).splitlines()[0]}") from None
     return template
-
-
-class Redactor:
-    """Scrubs secret values (from the environment) out of text and JSON-like data.
-
-    >>> r = Redactor({"RAG_API_KEY": "s3cret-value"})
-    >>> r.text("401 for token s3cret-value")
-    '401 for token ${RAG_API_KEY}'
-    >>> r.data({"echo": ["Bearer s3cret-value"]})
-    {'echo': ['Bearer ${RAG_API_KEY}']}
-    """
-
-    def __init__(self, secrets: Mapping[str, str]) -> None:
-        pairs = [
-            (value, f"${{{name}}}") for name, value in secrets.items() if len(value) >= MIN_SECRET_LENGTH
-        ]
-        self._pairs = sorted(pairs, key=lambda pair: -len(pair[0]))
-
-    def __bool__(self) -> bool:
-        return bool(self._pairs)
-
-    def text(self, text: str) -> str:
-        """``text`` with every secret value replaced by ``${NAME}``."""
-        for value, label in self._pairs:
-            if value in text:
-                text = text.replace(value, label)
-        return text
-
-    def data(self, value: Any) -> Any:
-        """JSON-like ``value`` with secrets scrubbed from every string, keys included (never mutated)."""
-        if not self._pairs:
-            return value
-        if isinstance(value, str):
-            return self.text(value)
-        if isinstance(value, dict):
-            return {self.text(str(key)): self.data(item) for key, item in value.items()}
-        if isinstance(value, list):
-            return [self.data(item) for item in value]
-        return value

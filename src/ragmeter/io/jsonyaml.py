@@ -147,7 +147,9 @@ class JsonError(ValueError):
     @property
     def problem(self) -> str:
         """The reason as an error message (``invalid JSON (Expecting value)``)."""
-        return self.reason if self.reason.startswith("duplicate key") else f"invalid JSON ({self.reason})"
+        if self.reason.startswith("duplicate key") or " is not a number JSON allows " in self.reason:
+            return self.reason
+        return f"invalid JSON ({self.reason})"
 
 
 def parse_json(text: str) -> Any:
@@ -165,10 +167,14 @@ def parse_json(text: str) -> Any:
     except _Duplicate as exc:
         raise JsonError(f"duplicate key {exc.key!r} in one object", _duplicate_at(text, exc.key)) from None
     except _Constant as exc:
-        found = re.search(rf'(?:"((?:[^"\\]|\\.)*)"\s*:\s*)?(?<![\w"]){re.escape(exc.name)}(?![\w"])', text)
-        what = f"{found.group(1)!r} is {exc.name}" if found and found.group(1) is not None else exc.name
+        path = _constant_path(text)
+        key = json.dumps(path[-1], ensure_ascii=False) if path and isinstance(path[-1], str) else None
+        spelled = rf"{re.escape(key)}\s*:\s*" if key else r"(?<![\w\"])"
+        found = re.search(rf"{spelled}{re.escape(exc.name)}(?![\w\"])", text)
         raise JsonError(
-            f"{what}, which JSON does not allow: numbers must be finite", found.start() if found else None
+            f"{field_path(path)}: {exc.name} is not a number JSON allows (numbers must be finite; "
+            "write null for no value)",
+            found.start() if found else None,
         ) from None
     except RecursionError:
         raise JsonError("nested too deeply to read") from None
@@ -176,6 +182,46 @@ def parse_json(text: str) -> Any:
         raise JsonError(
             "a number has too many digits" if "digits" in str(exc) else str(exc).splitlines()[0]
         ) from None
+
+
+class _Marker:
+    """Stands in for ``NaN``/``Infinity`` when :func:`_constant_path` parses a text again."""
+
+
+def _constant_path(text: str) -> list[str | int]:
+    """Keys and indexes down to the first ``NaN``/``Infinity`` in ``text`` (for the error message only)."""
+    marker = _Marker()
+    try:
+        root = json.loads(text, parse_constant=lambda _: marker)
+    except (ValueError, RecursionError):
+        return []
+    stack: list[tuple[Any, list[str | int]]] = [(root, [])]
+    while stack:  # depth first, in document order: the first constant is the one the parser refused
+        value, path = stack.pop()
+        if value is marker:
+            return path
+        items = (
+            value.items() if isinstance(value, dict) else enumerate(value) if isinstance(value, list) else ()
+        )
+        stack.extend((child, [*path, key]) for key, child in reversed(list(items)))
+    return []
+
+
+def field_path(path: list[str | int]) -> str:
+    """A path into a JSON document as its messages name it (``the value`` for the whole document).
+
+    >>> field_path(["per_query", "q2", "map"]), field_path(["runs", 0, "ndcg@10"]), field_path(["a b", 1])
+    ('per_query.q2.map', 'runs[0].ndcg@10', "['a b'][1]")
+    """
+    out = ""
+    for part in path:
+        if isinstance(part, int):
+            out += f"[{part}]"
+        elif re.fullmatch(r"[A-Za-z_][\w@-]*", part, flags=re.ASCII):
+            out += f".{part}" if out else part
+        else:
+            out += f"[{part!r}]"
+    return out or "the value"
 
 
 def loads_json(text: str | bytes, *, source: str, line: int | None = None) -> Any:
@@ -252,6 +298,11 @@ class _Loader(yaml.SafeLoader):
 
     text_fields: frozenset[str] = TEXT_FIELDS
 
+    def __init__(self, stream: str) -> None:
+        super().__init__(stream)
+        self._keys_of: dict[int, str] = {}
+        """The mapping key each value node was read under (by node id), to name it in an error."""
+
     def construct_mapping(self, node: MappingNode, deep: bool = False) -> dict[Any, Any]:
         own = [pair for pair in node.value if pair[0].tag != _MERGE]
         self.flatten_mapping(node)
@@ -267,6 +318,7 @@ class _Loader(yaml.SafeLoader):
                     None, None, f"duplicate key {key!r} (first at line {first[key]})", key_node.start_mark
                 )
             first[key] = key_node.start_mark.line + 1
+            self._keys_of[id(value_node)] = key  # for messages about the value (".nan is not ...")
             mapping[key] = (
                 self._text(value_node)
                 if key in self.text_fields
@@ -291,8 +343,9 @@ class _Loader(yaml.SafeLoader):
     def construct_yaml_float(self, node: ScalarNode) -> float:
         value = super().construct_yaml_float(node)
         if not math.isfinite(value):
+            key = self._keys_of.get(id(node))
             raise yaml.constructor.ConstructorError(
-                None, None, f"{node.value} is not a finite number", node.start_mark
+                None, None, f"{key + ': ' if key else ''}{node.value} is not a finite number", node.start_mark
             )
         return value
 

@@ -14,7 +14,10 @@ are checked (:func:`ragmeter.io.trec_bytes.plain`) and the values too: any irreg
 (comments, uneven or mixed spacing, extra words, a control character, a value that is not
 a plain number) sends the file to the exact line-by-line reader, which also produces the
 error messages, so every error names the file and line. Both readers give the same tables
-(:mod:`ragmeter.io.trec_tables`) for every file.
+(:mod:`ragmeter.io.trec_tables`) for every file, and say which reader ran (:func:`read_by`).
+Files are read into memory (``read``/``pread``), never memory-mapped: a file that shrinks
+under a map kills the process with SIGBUS; one that changes while it is read is an error
+(:mod:`ragmeter.io.file_state`).
 
 >>> import tempfile, pathlib
 >>> d = pathlib.Path(tempfile.mkdtemp())
@@ -22,12 +25,16 @@ error messages, so every error names the file and line. Both readers give the sa
 >>> run = read_run(d / "run")
 >>> run.topics, run.docnos(), run.score.tolist()
 (['q1'], ['d1', 'd2'], [2.5, 1.0])
+>>> read_by(run)
+{'reader': 'fast', 'reader_note': 'in one piece'}
+>>> _ = (d / "run").write_text("q1 Q0 d1 1 2.5 r\\n# a comment\\n")
+>>> read_by(read_run(d / "run"))["reader_note"]
+'pyarrow: CSV parse error: Expected 6 columns, got 3: # a comment'
 """
 
 from __future__ import annotations
 
-import contextlib
-import mmap
+import os
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -46,6 +53,7 @@ from pyarrow._compute import (  # pyarrow.compute: 60 ms to import
 
 from ragmeter.errors import InputError
 from ragmeter.io.docnos import Docnos, numpy_view, pair_keys, string_bounds, strings_at, topic_keys
+from ragmeter.io.file_state import changed, check_unchanged, snapshot
 from ragmeter.io.text_files import compression_of, read_bytes
 from ragmeter.io.trec_bytes import plain
 from ragmeter.io.trec_exact import read_qrels_exact, read_run_exact
@@ -75,17 +83,20 @@ _BOM = b"\xef\xbb\xbf"
 _WHOLE_NUMBER = MatchSubstringOptions(r"^[+-]?[0-9]+$")
 
 
-def _is_regular(table: pa.Table, topics: list[str]) -> bool:
-    """No empty or comment topic, no empty docno.
+def _irregularity(table: pa.Table, topics: list[str]) -> str | None:
+    """Why the exact reader must read the file, or ``None``: no empty or comment topic, no empty docno.
 
     Only the columns ragmeter uses are parsed (parsing Q0, rank and tag too costs a
     third more); an empty one of those is found in the bytes (:func:`plain`).
     """
-    if any(not topic or topic.startswith("#") for topic in topics):
-        return False
-    return all(
-        int(np.diff(string_bounds(chunk)).min()) > 0 for chunk in table.column("docno").chunks if len(chunk)
-    )
+    if any(not topic for topic in topics):
+        return "a line starts with white space"
+    if any(topic.startswith("#") for topic in topics):
+        return "a comment line"
+    for chunk in table.column("docno").chunks:
+        if len(chunk) and int(np.diff(string_bounds(chunk)).min()) <= 0:
+            return "uneven spacing (an empty docno)"
+    return None
 
 
 def _topic_runs(column: pa.ChunkedArray) -> _Topics:
@@ -134,7 +145,7 @@ class _Topics:
 
 
 class _Irregular(Exception):
-    """A file (or a slice of it) that only the exact reader can read, or explain."""
+    """A file (or a slice of it) that only the exact reader can read, or explain; the message says why."""
 
 
 @dataclass
@@ -155,49 +166,36 @@ class _Columns:
 
 def _fast_columns(
     path: Path, names: list[str], types: dict[str, pa.DataType], qrels: TrecQrels | None = None
-) -> _Columns | None:
-    """Read a regular whitespace-separated file fast, or return None to use the exact path.
+) -> _Columns:
+    """Read a regular whitespace-separated file fast, or raise :class:`_Irregular` saying why not.
 
-    Small (or compressed) files are parsed by pyarrow in one piece. Large ones
-    are cut at line ends into slices that threads parse side by side (each
-    slice single-threaded: that costs less CPU than pyarrow's own threads);
-    then the threads fill the output arrays and hash the docnos, slice by slice.
+    Small (or compressed) files are read into memory and parsed by pyarrow in one piece.
+    Large ones are cut at line ends into slices that threads read and parse side by side
+    (each slice single-threaded: that costs less CPU than pyarrow's own threads); then
+    the threads fill the output arrays and hash the docnos, slice by slice.
     """
-    source = _source(path)
-    if source is None:
-        return None
     try:
-        start = len(_BOM) if source[: len(_BOM)] == _BOM else 0
-        first = source[start : start + (1 << 16)].split(b"\n", 1)[0]
-        if not first.strip() or first.startswith((b"#", b" ", b"\t")):
-            return None
-        layout = _Layout(source, names, types, "\t" if b"\t" in first else " ")
-        workers = _workers()
-        if workers < 2 or len(source) - start < _PARALLEL_BYTES or not isinstance(source, mmap.mmap):
+        size = path.stat().st_size
+    except OSError as exc:
+        raise _Irregular(f"cannot read the file ({exc.strerror})") from None
+    workers = _workers()
+    try:
+        if workers < 2 or size < _PARALLEL_BYTES or compression_of(path) is not None:
+            try:
+                data = read_bytes(path)
+            except InputError as exc:
+                raise _Irregular(exc.message) from None
+            layout = _layout(data, names, types)
             columns = _columns(
-                [_parse(layout, start, len(source), threads=True)], list(types)[-1], map, qrels
+                [_parse(layout, data, layout.start, threads=True)], list(types)[-1], map, qrels
             )
         else:
-            columns = _parse_slices(layout, source, start, workers, qrels)
-    except _Irregular:
-        return None
+            columns = _parse_slices(path, size, workers, names, types, qrels)
     finally:
         _release_parse_memory()
-        if isinstance(source, mmap.mmap):
-            with contextlib.suppress(BufferError):  # Arrow views still alive: it closes when they go
-                source.close()
-    return columns if len(columns.values) else None  # no line: the exact reader says so
-
-
-def _source(path: Path) -> bytes | mmap.mmap | None:
-    """The file's bytes: memory-mapped, or decompressed; None when only the exact reader can say why not."""
-    try:
-        if compression_of(path) is not None:
-            return read_bytes(path)
-        with path.open("rb") as handle:
-            return mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ)
-    except (OSError, ValueError, InputError):  # missing, a folder, empty (mmap refuses), broken archive
-        return None
+    if not len(columns.values):
+        raise _Irregular("no line")  # the exact reader says what is wrong
+    return columns
 
 
 def _workers() -> int:
@@ -205,26 +203,32 @@ def _workers() -> int:
     return int(pa.cpu_count())
 
 
+@dataclass(frozen=True)
 class _Layout:
-    """What every piece of one file is parsed with: its bytes (as Arrow and numpy), columns and delimiter."""
+    """What every piece of one file is parsed with: its columns, delimiter and first byte (past a BOM)."""
 
-    def __init__(
-        self, source: bytes | mmap.mmap, names: list[str], types: dict[str, pa.DataType], delimiter: str
-    ) -> None:
-        self.source = source
-        self.buffer = pa.py_buffer(source)
-        self.bytes = np.frombuffer(self.buffer, dtype=np.uint8)
-        self.names = names
-        self.types = types
-        self.delimiter = delimiter
+    names: list[str]
+    types: dict[str, pa.DataType]
+    delimiter: str
+    start: int
 
 
-def _parse(layout: _Layout, start: int, stop: int, *, threads: bool) -> _Slice:
-    """Parse ``source[start:stop]``; raise :class:`_Irregular` unless every byte and value is regular."""
+def _layout(head: bytes, names: list[str], types: dict[str, pa.DataType]) -> _Layout:
+    """The layout of a file whose first bytes are ``head``; :class:`_Irregular` if its first line is odd."""
+    start = len(_BOM) if head.startswith(_BOM) else 0
+    first = head[start : start + (1 << 16)].split(b"\n", 1)[0]
+    if not first.strip() or first.startswith((b"#", b" ", b"\t")):
+        raise _Irregular("the first line is blank, a comment or starts with white space")
+    return _Layout(names, types, "\t" if b"\t" in first else " ", start)
+
+
+def _parse(layout: _Layout, data: bytes, start: int, *, threads: bool) -> _Slice:
+    """Parse ``data[start:]``; raise :class:`_Irregular` unless every byte and value is regular."""
     types = layout.types
+    buffer = pa.py_buffer(data)
     try:
         table = pacsv.read_csv(
-            pa.BufferReader(layout.buffer.slice(start, stop - start)),
+            pa.BufferReader(buffer.slice(start)),
             read_options=pacsv.ReadOptions(
                 column_names=layout.names, block_size=_BLOCK_SIZE, use_threads=threads
             ),
@@ -239,21 +243,24 @@ def _parse(layout: _Layout, start: int, stop: int, *, threads: bool) -> _Slice:
                 quoted_strings_can_be_null=False,
             ),
         )
-    except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError):
-        raise _Irregular from None
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError) as exc:
+        raise _Irregular(f"pyarrow: {str(exc).splitlines()[0][:120]}") from None
+    arr = np.frombuffer(buffer, dtype=np.uint8)
     tab = layout.delimiter == "\t"
-    fields = len(layout.names)
-    if not plain(layout.source, layout.bytes, start, stop, rows=table.num_rows, fields=fields, tab=tab):
-        raise _Irregular
+    if not plain(data, arr, start, len(data), rows=table.num_rows, fields=len(layout.names), tab=tab):
+        raise _Irregular(
+            "bytes trec_eval splits otherwise (other white space, an empty field or a control character)"
+        )
+    topics = _topic_runs(table.column(0))
+    why = _irregularity(table, topics.names)
+    if why is not None:
+        raise _Irregular(why)
     value = list(types)[-1]  # the score or relevance
     if types[value] == pa.string():
         table = table.set_column(table.column_names.index(value), value, _whole_numbers(table.column(value)))
-    topics = _topic_runs(table.column(0))
-    if not _is_regular(table, topics.names):
-        raise _Irregular
     for chunk in table.column(value).chunks:
         if not bool(np.isfinite(numpy_view(chunk, np.float64)).all()):
-            raise _Irregular
+            raise _Irregular(f"a {value} that is not a finite number")
     return _Slice(table.drop_columns(table.column_names[0]), topics)
 
 
@@ -264,11 +271,11 @@ def _whole_numbers(column: pa.ChunkedArray) -> pa.ChunkedArray:
         if not call_function("all", [call_function("ascii_is_decimal", [chunk])]).as_py() and not (
             call_function("all", [call_function("match_substring_regex", [chunk], _WHOLE_NUMBER)]).as_py()
         ):
-            raise _Irregular
+            raise _Irregular("a relevance that is not a plain whole number")
         try:  # through int64, as the exact reader reads them ("-0" is 0), and beyond int64 there
             whole = call_function("cast", [chunk], CastOptions.safe(pa.int64()))
         except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
-            raise _Irregular from None
+            raise _Irregular("a relevance beyond 64 bits") from None
         chunks.append(call_function("cast", [whole], CastOptions.safe(pa.float64())))
     return pa.chunked_array(chunks, type=pa.float64())
 
@@ -282,35 +289,52 @@ class _Slice:
 
 
 def _parse_slices(
-    layout: _Layout, mapped: mmap.mmap, start: int, workers: int, qrels: TrecQrels | None
+    path: Path,
+    size: int,
+    workers: int,
+    names: list[str],
+    types: dict[str, pa.DataType],
+    qrels: TrecQrels | None,
 ) -> _Columns:
-    """Cut the file at line ends into slices, parse them and fill the columns on ``workers`` threads."""
-    size = len(mapped)
-    span = size - start
-    count = workers * -(-span // (_SLICE_BYTES * workers))  # a multiple of workers: none idles at the end
-    bounds = [start]
-    for k in range(1, count):
-        cut = mapped.find(b"\n", max(start + span * k // count, bounds[-1]))
-        bounds.append(size if cut < 0 else cut + 1)
-    bounds.append(size)
+    """Cut the file at line ends into slices, parse them and fill the columns on ``workers`` threads.
 
-    def parse(k: int) -> _Slice:
-        first, stop = bounds[k], bounds[k + 1]
-        try:
-            return _parse(layout, first, stop, threads=False)
-        finally:
-            _forget_pages(mapped, first, stop)
+    Each thread reads its slice with ``pread`` (a copy, not a memory map: a file that
+    shrinks under a map kills the process with SIGBUS); a slice that comes back short
+    means the file shrank, which is an error.
+    """
+    with path.open("rb") as handle:
+        fd = handle.fileno()
+        layout = _layout(os.pread(fd, 1 << 16, 0), names, types)
+        span = size - layout.start
+        count = workers * -(-span // (_SLICE_BYTES * workers))  # a multiple of workers: none idles at the end
+        bounds = [layout.start]
+        for k in range(1, count):
+            bounds.append(_line_end(fd, max(layout.start + span * k // count, bounds[-1]), size))
+        bounds.append(size)
 
-    with ThreadPoolExecutor(workers) as pool:
-        pieces = list(pool.map(parse, range(count)))
-        return _columns(pieces, list(layout.types)[-1], pool.map, qrels)
+        def parse(k: int) -> _Slice:
+            start, stop = bounds[k], bounds[k + 1]
+            data = os.pread(fd, stop - start, start)
+            if len(data) != stop - start:
+                raise changed(path)
+            return _parse(layout, data, 0, threads=False)
+
+        with ThreadPoolExecutor(workers) as pool:
+            pieces = list(pool.map(parse, range(count)))
+            return _columns(pieces, list(types)[-1], pool.map, qrels)
 
 
-def _forget_pages(mapped: mmap.mmap, start: int, stop: int) -> None:
-    """Drop a parsed slice's pages from this process (they stay in the OS file cache)."""
-    if stop > start and hasattr(mapped, "madvise") and hasattr(mmap, "MADV_DONTNEED"):
-        first = start - start % mmap.PAGESIZE
-        mapped.madvise(mmap.MADV_DONTNEED, first, stop - first)
+def _line_end(fd: int, at: int, size: int) -> int:
+    """The offset just past the first newline at or after ``at`` (``size`` when there is none)."""
+    while at < size:
+        window = os.pread(fd, 1 << 16, at)
+        found = window.find(b"\n")
+        if found >= 0:
+            return at + found + 1
+        if not window:
+            break
+        at += len(window)
+    return size
 
 
 def _columns(
@@ -397,25 +421,49 @@ def read_run(path: str | Path, *, qrels: TrecQrels | None = None) -> TrecRun:
 
     Given the ``qrels`` it will be matched with, a large run's lines are looked
     up in them while it is read, on all cores (``match_trec`` then reuses that).
+    ``TrecRun.reader`` says which reader read it (``fast`` or ``exact``) and
+    ``reader_note`` how (in how many slices) or why not fast. A file that changes
+    while it is read is an :class:`~ragmeter.errors.InputError`.
     """
     path = Path(path)
-    columns = _fast_columns(
-        path,
-        ["qid", "q0", "docno", "rank", "score", "tag"],
-        {"qid": pa.string(), "docno": pa.string(), "score": pa.float64()},
-        qrels,
-    )
-    if columns is None:
-        return read_run_exact(path)
-    return TrecRun(
-        str(path),
-        columns.topics,
-        columns.codes,
-        columns.docno,
-        columns.values,
-        unique_pairs=not columns.repeats and _no_repeats_across(columns),
-        judged=columns.judged,
-    )
+    before = snapshot(path)
+    try:
+        columns = _fast_columns(
+            path,
+            ["qid", "q0", "docno", "rank", "score", "tag"],
+            {"qid": pa.string(), "docno": pa.string(), "score": pa.float64()},
+            qrels,
+        )
+    except _Irregular as why:
+        run = read_run_exact(path, why=str(why))
+    else:
+        run = TrecRun(
+            str(path),
+            columns.topics,
+            columns.codes,
+            columns.docno,
+            columns.values,
+            unique_pairs=not columns.repeats and _no_repeats_across(columns),
+            judged=columns.judged,
+            reader="fast",
+            reader_note=_pieces(columns),
+        )
+    check_unchanged(path, before)
+    return run
+
+
+def read_by(table: TrecRun | TrecQrels) -> dict[str, str]:
+    """Which reader read a TREC file and how: ``{"reader": "fast", "reader_note": "in 4 slices"}``.
+
+    A plain file that the exact reader read (slowly) shows up here, with the reason
+    (the module docstring has an example).
+    """
+    return {"reader": table.reader, "reader_note": table.reader_note}
+
+
+def _pieces(columns: _Columns) -> str:
+    n = len(columns.slices) - 1
+    return "in one piece" if n == 1 else f"in {n} slices"
 
 
 def _no_repeats_across(columns: _Columns) -> bool:
@@ -445,19 +493,33 @@ def read_qrels(path: str | Path, *, trec_compat: bool = False) -> TrecQrels:
     """Read a TREC qrels file (4 fields per line); a repeated (topic, docno) is an error.
 
     A relevance must be a whole number; with ``trec_compat`` a fractional one is
-    truncated, as trec_eval reads it (``atol``).
+    truncated, as trec_eval reads it (``atol``). ``TrecQrels.reader`` and
+    ``reader_note`` say how it was read, as for :func:`read_run`.
     """
     path = Path(path)
-    columns = _fast_columns(
-        path,
-        ["qid", "iter", "docno", "rel"],
-        {"qid": pa.string(), "docno": pa.string(), "rel": pa.string()},
-    )
-    if columns is not None:
-        qrels = TrecQrels(str(path), columns.topics, columns.codes, columns.docno, columns.values)
+    before = snapshot(path)
+    try:
+        columns = _fast_columns(
+            path,
+            ["qid", "iter", "docno", "rel"],
+            {"qid": pa.string(), "docno": pa.string(), "rel": pa.string()},
+        )
+    except _Irregular as why:
+        qrels = read_qrels_exact(path, trec_compat=trec_compat, why=str(why))
+    else:
+        qrels = TrecQrels(
+            str(path),
+            columns.topics,
+            columns.codes,
+            columns.docno,
+            columns.values,
+            reader="fast",
+            reader_note=_pieces(columns),
+        )
         keys = np.sort(qrels.keys)
-        if not bool(np.any(keys[1:] == keys[:-1])):
-            return qrels
-        # A repeated judgment (or, once in 2^64, two pairs with one key): the exact
-        # reader tells which, with the line numbers.
-    return read_qrels_exact(path, trec_compat=trec_compat)
+        if bool(np.any(keys[1:] == keys[:-1])):
+            # A repeated judgment (or, once in 2^64, two pairs with one key): the exact
+            # reader tells which, with the line numbers.
+            qrels = read_qrels_exact(path, trec_compat=trec_compat, why="a repeated (topic, docno)")
+    check_unchanged(path, before)
+    return qrels

@@ -110,8 +110,11 @@ def _relevance(text: str, where: str, *, trec_compat: bool) -> float:
     )
 
 
-def read_run_exact(path: Path) -> TrecRun:
-    """Read a run file line by line (6 fields per line; later words ignored, with a note)."""
+def read_run_exact(path: Path, *, why: str = "") -> TrecRun:
+    """Read a run file line by line (6 fields per line; later words ignored, with a note).
+
+    ``why`` is the reason the fast reader passed it on (kept as ``reader_note``).
+    """
     qids: list[str] = []
     docnos: list[str] = []
     scores: list[float] = []
@@ -128,11 +131,15 @@ def read_run_exact(path: Path) -> TrecRun:
     notes = (
         [f"{path}: {extra} line(s) have more than 6 fields; the extra words were ignored"] if extra else []
     )
-    return TrecRun(str(path), topics, codes, string_array(docnos), np.asarray(scores), notes)
+    return TrecRun(str(path), topics, codes, string_array(docnos), np.asarray(scores), notes, reader_note=why)
 
 
-def read_qrels_exact(path: Path, *, trec_compat: bool = False) -> TrecQrels:
-    """Read a qrels file line by line (4 fields per line); a repeated (topic, docno) is an error."""
+def read_qrels_exact(path: Path, *, trec_compat: bool = False, why: str = "") -> TrecQrels:
+    """Read a qrels file line by line (4 fields per line); a repeated (topic, docno) is an error.
+
+    ``trec_compat``: a fractional relevance is truncated as trec_eval reads it, not refused.
+    ``why`` is the reason the fast reader passed it on (kept as ``reader_note``).
+    """
     qids: list[str] = []
     docnos: list[str] = []
     rels: list[float] = []
@@ -152,4 +159,4 @@ def read_qrels_exact(path: Path, *, trec_compat: bool = False) -> TrecQrels:
         docnos.append(_id(fields[2], "docid", where))
         rels.append(_relevance(fields[3], where, trec_compat=trec_compat))
     topics, codes = _encode(qids)
-    return TrecQrels(str(path), topics, codes, string_array(docnos), np.asarray(rels))
+    return TrecQrels(str(path), topics, codes, string_array(docnos), np.asarray(rels), reader_note=why)

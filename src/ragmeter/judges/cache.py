@@ -21,30 +21,17 @@ import hashlib
 import json
 import sqlite3
 import threading
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from ragmeter.errors import ConfigError
+from ragmeter.io.databases import JUDGE_CACHE, open_database
+from ragmeter.redaction import redact
 
-CACHE_SCHEMA_VERSION = 1
-
-_SCHEMA = """
-CREATE TABLE IF NOT EXISTS judgements (
-    key TEXT PRIMARY KEY,
-    judge TEXT NOT NULL,
-    prompt_id TEXT NOT NULL,
-    prompt_version TEXT NOT NULL,
-    model TEXT NOT NULL,
-    endpoint TEXT NOT NULL,
-    created_at TEXT NOT NULL,
-    hits INTEGER NOT NULL DEFAULT 0,
-    last_hit_at TEXT,
-    record TEXT NOT NULL
-);
-CREATE TABLE IF NOT EXISTS meta (name TEXT PRIMARY KEY, value TEXT NOT NULL);
-"""
+CACHE_SCHEMA_VERSION = JUDGE_CACHE.version
 
 
 def normalise_endpoint(base_url: str) -> str:
@@ -101,31 +88,36 @@ class JudgeCache:
     ({'parsed': {'score': 5}}, 1, 1)
     """
 
-    def __init__(self, path: str | Path) -> None:
+    def __init__(self, path: str | Path, *, write: bool = True) -> None:
         self.path = Path(path)
-        try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            self._conn = sqlite3.connect(str(self.path), timeout=30, check_same_thread=False)
-            # WAL: readers never block the writer, and commits need no fsync each (crash-safe still)
-            self._conn.execute("PRAGMA journal_mode=WAL")
-            self._conn.execute("PRAGMA synchronous=NORMAL")
-            self._conn.executescript(_SCHEMA)
-            self._conn.execute(
-                "INSERT OR IGNORE INTO meta(name, value) VALUES ('schema_version', ?)",
-                (str(CACHE_SCHEMA_VERSION),),
-            )
-            self._conn.commit()
-        except sqlite3.DatabaseError as exc:
-            raise ConfigError(f"cannot open the judge cache ({exc})", where=str(self.path)) from None
-        except OSError as exc:
-            raise ConfigError(
-                f"cannot create the judge cache ({exc.strerror})", where=str(self.path)
-            ) from None
+        self._conn = open_database(self.path, JUDGE_CACHE, write=write, timeout=30, check_same_thread=False)
+        if write:
+            try:
+                # WAL: readers never block the writer, and commits need no fsync each (crash-safe still)
+                self._conn.execute("PRAGMA journal_mode=WAL")
+                self._conn.execute("PRAGMA synchronous=NORMAL")
+                self._conn.execute(
+                    "INSERT OR IGNORE INTO meta(name, value) VALUES ('schema_version', ?)",
+                    (str(CACHE_SCHEMA_VERSION),),
+                )
+                self._conn.commit()
+            except sqlite3.DatabaseError as exc:
+                self._conn.close()
+                raise ConfigError(f"cannot open the judge cache ({exc})", where=str(self.path)) from None
         self._lock = threading.Lock()
+
+    @contextmanager
+    def _locked(self) -> Iterator[None]:
+        """Hold the lock; a database error (a full disk, a damaged file) becomes one line naming the cache."""
+        with self._lock:
+            try:
+                yield
+            except sqlite3.DatabaseError as exc:
+                raise ConfigError(f"cannot use the judge cache ({exc})", where=str(self.path)) from None
 
     def get(self, key: str) -> dict[str, Any] | None:
         """The stored record for ``key`` (and count the hit), or ``None``."""
-        with self._lock:
+        with self._locked():
             row = self._conn.execute("SELECT record FROM judgements WHERE key = ?", (key,)).fetchone()
             if row is None:
                 return None
@@ -153,14 +145,15 @@ class JudgeCache:
         model: str,
         endpoint: str,
     ) -> None:
-        """Store a usable judgement (callers never store failures)."""
-        text = json.dumps(dict(record), ensure_ascii=False, sort_keys=True)
-        with self._lock:
+        """Store a usable judgement (callers never store failures); secrets are redacted."""
+        text = redact(json.dumps(dict(record), ensure_ascii=False, sort_keys=True))
+        model, endpoint = redact(model), redact(normalise_endpoint(endpoint))
+        with self._locked():
             self._conn.execute(
                 "INSERT OR REPLACE INTO judgements"
                 "(key, judge, prompt_id, prompt_version, model, endpoint, created_at, hits, record)"
                 " VALUES (?, ?, ?, ?, ?, ?, ?, 0, ?)",
-                (key, judge, prompt_id, prompt_version, model, normalise_endpoint(endpoint), _now(), text),
+                (key, judge, prompt_id, prompt_version, model, endpoint, _now(), text),
             )
             self._conn.commit()
 
@@ -205,7 +198,7 @@ class JudgeCache:
             clauses.append("model = ?")
             params.append(model)
         where = f" WHERE {' AND '.join(clauses)}" if clauses else ""
-        with self._lock:
+        with self._locked():
             removed = self._conn.execute(f"DELETE FROM judgements{where}", params).rowcount
             self._conn.commit()
             if removed:

@@ -17,6 +17,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, Protocol
 
+from ragmeter.redaction import register_secret, register_url
+
 FormatMode = Literal["json_schema", "json_object", "none"]
 
 
@@ -37,6 +39,11 @@ class Endpoint:
     response_format: Literal["auto", "json_schema", "json_object", "none"]
     concurrency: int | None = None
     """Calls in flight allowed at this endpoint; with an executor, a limit for the whole cluster."""
+
+    def __post_init__(self) -> None:
+        # what is sent is a secret from now on: it never reaches a file, a log or a message
+        register_secret(self.api_key)
+        register_url(self.base_url)
 
 
 @dataclass(frozen=True)

@@ -22,8 +22,10 @@ from typing import Any, Literal
 from pydantic import ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from ragmeter.errors import ConfigError
-from ragmeter.io.records import describe_validation_error
+from ragmeter.io.records import describe_validation_error, read_structured
+from ragmeter.redaction import register_secret
 from ragmeter.schema.strict_numbers import NumbersModel
+from ragmeter.schema.urls import check_http_url
 
 DEFAULT_CACHE_PATH = ".ragmeter/judge_cache.sqlite"
 """Where the judge cache lives unless ``judge.cache_path`` says otherwise (relative to the working dir)."""
@@ -66,6 +68,11 @@ class ReliabilityConfig(NumbersModel):
     @classmethod
     def _versions(cls, value: dict[str, str]) -> dict[str, str]:
         return _check_versions(value)
+
+    @field_validator("base_url")
+    @classmethod
+    def _base_url(cls, value: str | None) -> str | None:
+        return None if value is None else check_http_url(value).rstrip("/")
 
 
 class BertScoreConfig(NumbersModel):
@@ -135,9 +142,7 @@ class JudgeConfig(NumbersModel):
     @field_validator("base_url")
     @classmethod
     def _base_url(cls, value: str) -> str:
-        if not value.startswith(("http://", "https://")):
-            raise ValueError(f"must start with http:// or https://, got {value!r}")
-        return value.rstrip("/")
+        return check_http_url(value).rstrip("/")
 
     @field_validator("prompt_versions")
     @classmethod
@@ -170,6 +175,7 @@ def resolve_api_key(env_name: str | None) -> str:
     value = os.environ.get(env_name)
     if not value:
         raise ConfigError(f"environment variable {env_name} is not set", where="judge.api_key_env")
+    register_secret(value)
     return value
 
 
@@ -186,6 +192,77 @@ def _check_versions(value: dict[str, str]) -> dict[str, str]:
     return value
 
 
+ENDPOINT_STAND_INS = {"base_url": "http://stand-in", "model": "stand-in"}
+"""Put in for ``base_url`` and ``model`` to check the other settings of a block that need no endpoint."""
+
+
+def not_a_judge_block(value: Any) -> str:
+    """The message for a ``judge:`` value that is not a mapping of settings.
+
+    >>> not_a_judge_block("yes please")
+    "must be a mapping of judge settings (at least base_url and model; see docs/judges.md), got the text 'yes please'"
+    """
+    if isinstance(value, str):
+        got = f"the text {value!r}"
+    elif isinstance(value, bool) or value is None:
+        got = str(value).lower() if value is not None else "null"
+    else:
+        got = f"a {type(value).__name__}"
+    return f"must be a mapping of judge settings (at least base_url and model; see docs/judges.md), got {got}"
+
+
+def bertscore_only(block: Any) -> bool:
+    """Whether a ``judge:`` block sets BERTScore and no LLM judge (``{bertscore: {...}}``).
+
+    >>> bertscore_only({"bertscore": {"thresholds": {"all-MiniLM-L6-v2": 0.8}}}), bertscore_only({"model": "m"})
+    (True, False)
+    """
+    return isinstance(block, Mapping) and bool(block) and set(block) <= {"bertscore"}
+
+
+def judge_block_in(path: Path) -> Any:
+    """The ``judge:`` block of a YAML/JSON file (or the whole file when it has none)."""
+    data = read_structured(path)
+    if not isinstance(data, dict):
+        raise ConfigError(
+            f"expected a mapping with a judge: block, got a {type(data).__name__}", where=str(path)
+        )
+    return data.get("judge", data)
+
+
+def load_bertscore_config(
+    value: JudgeConfig | Mapping[str, Any] | str | Path | None, *, where: str = "judge"
+) -> BertScoreConfig:
+    """The ``bertscore`` settings of a judge config, a ``judge:`` block or a file with one (defaults without).
+
+    ``ragmeter calibrate bertscore`` and the ``bertscore_*`` metrics of ``eval`` read them here.
+
+    >>> load_bertscore_config({"bertscore": {"thresholds": {"all-MiniLM-L6-v2": 0.8}}}).threshold()
+    0.8
+    >>> load_bertscore_config(None).model
+    'all-MiniLM-L6-v2'
+    """
+    if value is None:
+        return BertScoreConfig()
+    if isinstance(value, JudgeConfig):
+        return value.bertscore
+    if isinstance(value, str | Path):
+        return load_bertscore_config(judge_block_in(Path(value)), where=f"{value}: judge")
+    if not isinstance(value, Mapping):
+        raise ConfigError(not_a_judge_block(value), where=where)
+    block = value.get("bertscore")
+    if block is None:
+        return BertScoreConfig()
+    if not isinstance(block, Mapping):
+        raise ConfigError(f"expected a mapping, got {type(block).__name__}", where=f"{where}.bertscore")
+    try:
+        return BertScoreConfig.model_validate(dict(block))
+    except ValidationError as exc:
+        raise ConfigError(
+            describe_validation_error(exc, BertScoreConfig), where=f"{where}.bertscore"
+        ) from None
+
+
 def load_judge_config(
     value: JudgeConfig | Mapping[str, Any] | str | Path, *, where: str = "judge"
 ) -> JudgeConfig:
@@ -197,16 +274,42 @@ def load_judge_config(
     if isinstance(value, JudgeConfig):
         return value
     if isinstance(value, str | Path):
-        from ragmeter.io.records import read_structured
+        return validate_judge_block(judge_block_in(Path(value)), where=f"{value}: judge")
+    return validate_judge_block(value, where=where)
 
-        path = Path(value)
-        data = read_structured(path)
-        if not isinstance(data, dict):
-            raise ConfigError("expected a mapping", where=str(path))
-        block = data.get("judge", data)
-        return load_judge_config(block, where=f"{path}: judge")
+
+def check_judge_settings(value: Any, *, where: str) -> None:
+    """Check a config file's ``judge:`` block when the file is read: its shape, keys and values.
+
+    ``base_url`` and ``model`` may still be missing here (``ragmeter cache`` needs only
+    ``cache_path``); :func:`validate_judge_block` requires them when a judge is used.
+
+    >>> check_judge_settings({"cache_path": "c.sqlite"}, where="ragmeter.yaml: judge")
+    >>> check_judge_settings({"cache_pth": "c.sqlite"}, where="ragmeter.yaml: judge")
+    Traceback (most recent call last):
+    ...
+    ragmeter.errors.ConfigError: ragmeter.yaml: judge: cache_pth: unknown setting; did you mean 'cache_path'?
+    """
     if not isinstance(value, Mapping):
-        raise ConfigError(f"expected a mapping, got {type(value).__name__}", where=where)
+        raise ConfigError(not_a_judge_block(value), where=where)
+    try:
+        JudgeConfig.model_validate({**ENDPOINT_STAND_INS, **value})
+    except ValidationError as exc:
+        raise ConfigError(describe_validation_error(exc, JudgeConfig), where=where) from None
+
+
+def validate_judge_block(value: Any, *, where: str = "judge") -> JudgeConfig:
+    """Validate the value of a ``judge:`` key (never a file name); errors name ``where`` and the setting.
+
+    >>> validate_judge_block(True, where="ragmeter.yaml: judge")
+    Traceback (most recent call last):
+    ...
+    ragmeter.errors.ConfigError: ragmeter.yaml: judge: must be a mapping of judge settings (at least base_url and model; see docs/judges.md), got true
+    """
+    if isinstance(value, JudgeConfig):
+        return value
+    if not isinstance(value, Mapping):
+        raise ConfigError(not_a_judge_block(value), where=where)
     try:
         return JudgeConfig.model_validate(dict(value))
     except ValidationError as exc:

@@ -5,7 +5,9 @@ the judge setup (endpoint, model, decoding, prompt hashes). Every further line
 is one outcome (``kind: outcome``). On resume, outcomes already in the log are
 kept and not judged again, except those unscored for a reason a later run can
 fix (``call_failed``, ``budget_exhausted``); when an item appears more than
-once, the last line wins. A line cut short by a kill is dropped.
+once, the last line wins. A last line cut short by a kill is dropped, and
+:attr:`RunLog.notes` says so; any other unreadable line is an error.
+Lines go out whole (:class:`~ragmeter.io.atomic.AppendLog`), secrets redacted.
 
 >>> import tempfile, pathlib
 >>> from ragmeter.judges.results import JudgeOutcome
@@ -23,11 +25,12 @@ from __future__ import annotations
 import json
 from pathlib import Path
 from types import TracebackType
-from typing import IO, Any
+from typing import Any
 
 from pydantic import ValidationError
 
 from ragmeter.errors import ConfigError, InputError
+from ragmeter.io.atomic import AppendLog, drop_torn_line
 from ragmeter.io.jsonyaml import JsonError, json_lines, loads_json, parse_json
 from ragmeter.io.records import describe_validation_error
 from ragmeter.io.text_files import decode_text
@@ -39,11 +42,15 @@ LOG_SCHEMA = "ragmeter.judge-log/1"
 class RunLog:
     """An append-only outcome log; use :meth:`open`."""
 
-    def __init__(self, path: Path, handle: IO[str], done: dict[str, JudgeOutcome]) -> None:
+    def __init__(
+        self, path: Path, handle: AppendLog, done: dict[str, JudgeOutcome], notes: list[str] | None = None
+    ) -> None:
         self.path = path
         self._handle = handle
         self.done = done
         """Outcomes from earlier runs that need no new judgement, by key."""
+        self.notes = notes or []
+        """What opening the log repaired (a dropped cut-off last line), for the run's warnings."""
 
     @classmethod
     def open(
@@ -52,22 +59,22 @@ class RunLog:
         """Open ``path`` for appending (resume) or start it afresh."""
         path = Path(path)
         done: dict[str, JudgeOutcome] = {}
+        notes: list[str] = []
         if resume and path.is_file() and path.stat().st_size > 0:
-            done = _read(path, fingerprint)
-            handle = path.open("a", encoding="utf-8")
+            done = _read(path, fingerprint, notes)
+            handle = AppendLog(path, sync=False)
         else:
             path.parent.mkdir(parents=True, exist_ok=True)
-            handle = path.open("w", encoding="utf-8")
+            handle = AppendLog(path, fresh=True, sync=False)
             head = {"kind": "header", "schema": LOG_SCHEMA, "fingerprint": fingerprint, **(header or {})}
-            handle.write(json.dumps(head, ensure_ascii=False) + "\n")
-            handle.flush()
-        return cls(path, handle, done)
+            handle.append(json.dumps(head, ensure_ascii=False))
+        return cls(path, handle, done, notes)
 
     def append(self, outcome: JudgeOutcome) -> None:
-        """Write one outcome and flush it to the operating system."""
-        line = json.dumps({"kind": "outcome", **outcome.model_dump(mode="json")}, ensure_ascii=False)
-        self._handle.write(line + "\n")
-        self._handle.flush()
+        """Write one outcome (a whole line, handed to the operating system at once)."""
+        self._handle.append(
+            json.dumps({"kind": "outcome", **outcome.model_dump(mode="json")}, ensure_ascii=False)
+        )
 
     def close(self) -> None:
         """Close the file."""
@@ -82,7 +89,7 @@ class RunLog:
         self.close()
 
 
-def _read(path: Path, fingerprint: str) -> dict[str, JudgeOutcome]:
+def _read(path: Path, fingerprint: str, notes: list[str]) -> dict[str, JudgeOutcome]:
     raw = path.read_bytes()
     cut = raw.rfind(b"\n") + 1  # a last line without its newline was cut short (killed mid-write)
     lines = list(json_lines(decode_text(raw[:cut], source=str(path))))
@@ -115,7 +122,9 @@ def _read(path: Path, fingerprint: str) -> dict[str, JudgeOutcome]:
             problem = describe_validation_error(exc)
             raise InputError(f"unreadable outcome line ({problem})", where=f"{path}:{lineno}") from None
         done[outcome.key] = outcome
-    if cut < len(raw):  # drop the cut-short line before appending
-        with path.open("r+b") as handle:
-            handle.truncate(cut)
+    # A last line cut short by a kill (``lines`` stops before it) is made again, not misread;
+    # it is cut only once the rest has been read, so a log refused above is left as it was.
+    dropped = drop_torn_line(path)
+    if dropped is not None:
+        notes.append(f"judge: {dropped}; that judgement is made again")
     return {key: o for key, o in done.items() if not o.retryable}

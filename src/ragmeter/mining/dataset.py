@@ -21,7 +21,6 @@ Delta_P with a 95% Newcombe interval, the exact fisher3 p-value and its Holm adj
 from __future__ import annotations
 
 import os
-import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -31,6 +30,7 @@ import yaml
 
 from ragmeter import __version__
 from ragmeter.errors import InputError
+from ragmeter.io.atomic import write_text_atomic
 from ragmeter.io.records import read_structured
 from ragmeter.mining.designs import OPERATING_CHARACTERISTICS, Design, DocStats
 from ragmeter.mining.miner import MinedQuestion
@@ -243,21 +243,10 @@ _Dumper.add_representer(str, _represent_str)
 
 
 def write_dataset(path: Path, document: dict[str, Any]) -> None:
-    """Write the dataset atomically (a temporary file renamed over the old one)."""
-    path.parent.mkdir(parents=True, exist_ok=True)
+    """Write the dataset atomically (a temporary file renamed over the old one), secrets redacted."""
     text = yaml.dump(document, Dumper=_Dumper, sort_keys=False, allow_unicode=True, width=10_000)
-    handle, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-    try:
-        with os.fdopen(handle, "w", encoding="utf-8") as out:
-            out.write(
-                f"# ragmeter mined retrieval dataset ({document['ragmeter_mining']['operating_characteristics']})\n"
-            )
-            out.write(text)
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
+    title = document["ragmeter_mining"]["operating_characteristics"]
+    write_text_atomic(path, f"# ragmeter mined retrieval dataset ({title})\n{text}")
 
 
 @dataclass(frozen=True)

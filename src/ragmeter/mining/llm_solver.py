@@ -33,6 +33,7 @@ from ragmeter.mining.solvers import (
     build_messages,
     prompt_sha256,
 )
+from ragmeter.redaction import register_env, register_secret, register_url
 
 
 class LLMSolver:
@@ -42,6 +43,12 @@ class LLMSolver:
         self.spec = spec
         self.where = where
         self._api_key = api_key
+        # secrets from the start, so that nothing this run writes (trial logs first) shows them
+        if api_key is not None:
+            register_secret(api_key)
+        else:
+            register_env(spec.api_key_env)
+        register_url(spec.base_url)
         self.concurrency = spec.concurrency
         self.price = price_for(spec.model, spec.prices)
         if spec.max_cost_usd is not None and self.price is None:

@@ -335,11 +335,13 @@ def mine_question(
     progress: MiningProgress | None = None,
     stop_event: threading.Event | None = None,
     pool: WorkerPool[TrialWorker] | None = None,
+    notify: Callable[[str], None] | None = None,
 ) -> tuple[MinedQuestion, str | None]:
     """Mine one question; returns the result and a budget-stop message (``None`` unless the budget ran out).
 
     ``pool`` runs the trials (an executor's pool of :class:`TrialWorker`; default: threads
     here, ``solver.concurrency`` at once); the trial log is written by this process.
+    ``notify`` hears what reopening the log repaired.
     """
     progress = progress or SilentProgress()
     stop_event = stop_event or threading.Event()
@@ -348,6 +350,8 @@ def mine_question(
         pool = own_pool = local_trial_pool(solver, {question.benchmark: validator})
     header = log_header(question, design, solver.identity(), validator.identity())
     log = TrialLog.open(log_path, header, resume=resume)
+    if log.dropped is not None and notify is not None:
+        notify(f"warning: {log.dropped}; that trial is run again")
     try:
         ids = question.pool.ids
         m = len(ids)

@@ -1,31 +1,38 @@
 """Run untrusted code (a solver's solution and the benchmark's tests) in a sandbox.
 
-Preferred: **bubblewrap** — a new root with the system (``/usr``, the Python installation, the
-import path) mounted read-only, a private writable work dir, no network (all namespaces
-unshared), a private ``/tmp``, a fresh ``/proc`` and ``/dev``; the process dies with its parent.
+Two modes confine the code in the same way; they differ only in who builds the sandbox:
 
-Fallback, where bubblewrap cannot run: **unshare** — a network namespace (no network) and a PID
-namespace, but *no filesystem isolation* beyond user permissions. The provenance says so.
+- **bwrap** — bubblewrap builds it;
+- **unshare** — util-linux ``unshare`` makes the namespaces and ragmeter's launcher
+  (:mod:`ragmeter.mining.sandbox_launcher`) builds the root inside them;
+- ``auto`` takes bwrap, else unshare.
 
-In both, limits are set with ``setrlimit`` before the code starts: CPU seconds, address space,
-processes (counted inside the sandbox's user namespace), file size, no core dumps; and a wall
-clock timeout kills the whole process group. When ragmeter runs as root, the sandboxed code
-runs as an unprivileged uid of its own (one per concurrent sandbox): the kernel exempts root
-from the process limit, and counts processes per uid.
+Either way the code gets: a root of its own holding only the system (``/usr``, a few ``/etc``
+files) and the Python installation, read-only, the interpreter and the venv's packages at
+neutral paths (``/opt/ragmeter/...``: nothing of ``/root``, the home folder or the project is
+there); a writable work dir (``/tmp/work``) and nothing else writable; its own network (no
+network), PID, IPC and UTS namespaces; an unprivileged uid (when ragmeter runs as root, a uid of
+its own per sandbox, so the process limit holds), no capabilities, ``no_new_privs``, a new
+session keyring; an environment reduced to an allowlist; no inherited file descriptors; CPU,
+memory, process and file-size limits; a wall clock that kills the whole PID namespace. Not
+there: a seccomp filter, and a quota on the work dir's total size (each file is capped).
 
-Nothing runs without a sandbox unless the caller asks for ``mode="none"`` (the CLI's
+A mode that cannot give all of that refuses to run, with one line saying what is missing
+(:func:`refusal`). Nothing runs unconfined unless the caller asks for ``mode="none"`` (the CLI's
 ``--unsafe-no-sandbox``); that is recorded as ``UNSANDBOXED``.
 
->>> SandboxLimits().rlimits()["nproc"]
+>>> SandboxLimits().rlimits()["RLIMIT_NPROC"]
 64
->>> describe(SandboxInfo("none", [], "asked for --unsafe-no-sandbox", runs_as=None))
-'UNSANDBOXED (asked for --unsafe-no-sandbox)'
+>>> describe(SandboxInfo("none", ["clean environment"], "asked for --unsafe-no-sandbox", runs_as=None))
+'UNSANDBOXED (asked for --unsafe-no-sandbox): clean environment only'
 """
 
 from __future__ import annotations
 
 import contextlib
+import json
 import os
+import select
 import shutil
 import signal
 import subprocess
@@ -39,32 +46,34 @@ from pathlib import Path
 from typing import Literal
 
 from ragmeter.errors import ConfigError
+from ragmeter.mining.sandbox_layout import SANDBOX_WORKDIR, Layout, current_layout, environment
 
 _UID_BASE = 1_000_000 + (os.getpid() % 100_000) * 64
 _UID_SLOTS = 64
 _uids_in_use: set[int] = set()
 _uid_lock = threading.Lock()
+_LAUNCHER = Path(__file__).with_name("sandbox_launcher.py").read_text(encoding="utf-8")
 _MARKER = b"ragmeter-sandbox-started\n"
-SANDBOX_WORKDIR = "/tmp/work"
-"""Where the work dir appears inside a bubblewrap sandbox."""
-
-_LAUNCHER = """
-import os, resource, sys
-cpu, mem, nproc, fsize, uid = (int(v) for v in sys.argv[1:6])
-if uid >= 0:
-    os.setgroups([])
-    os.setgid(uid)
-    os.setuid(uid)
-limits = [(resource.RLIMIT_CPU, cpu, cpu + 1), (resource.RLIMIT_AS, mem, mem),
-          (resource.RLIMIT_NPROC, nproc, nproc), (resource.RLIMIT_FSIZE, fsize, fsize),
-          (resource.RLIMIT_CORE, 0, 0)]
-for which, soft, hard in limits:
-    resource.setrlimit(which, (soft, hard))
-os.write(1, b"ragmeter-sandbox-started\\n")
-os.execv(sys.argv[6], sys.argv[6:])
-"""
 
 Mode = Literal["auto", "bwrap", "unshare", "none"]
+Kind = Literal["bwrap", "unshare"]
+RunKind = Literal["bwrap", "unshare", "none"]
+_TOOLS: dict[Kind, tuple[str, str]] = {
+    "bwrap": ("bubblewrap", "apt-get install bubblewrap"),
+    "unshare": ("unshare", "apt-get install util-linux"),
+}
+LAYERS = [
+    "own root (system and Python read-only)",
+    "writable work dir only",
+    "no network",
+    "own pid/ipc/uts namespaces",
+    "unprivileged uid, no capabilities, no_new_privs",
+    "clean environment",
+    "cpu/memory/process/file-size limits",
+    "wall timeout kills the namespace",
+]
+"""What both modes give; :data:`MISSING` is what neither gives."""
+MISSING = ["seccomp filter", "disk quota (each file is capped, not the total)"]
 
 
 @dataclass(frozen=True)
@@ -78,31 +87,33 @@ class SandboxLimits:
     file_size_mb: int = 64
 
     def rlimits(self) -> dict[str, int]:
-        """The values given to ``setrlimit`` (bytes for memory and file size)."""
+        """The values given to ``setrlimit`` (bytes for memory and file size); no core dumps."""
         return {
-            "cpu": self.cpu_s,
-            "as": self.memory_mb * 1024 * 1024,
-            "nproc": self.max_processes,
-            "fsize": self.file_size_mb * 1024 * 1024,
+            "RLIMIT_CPU": self.cpu_s,
+            "RLIMIT_AS": self.memory_mb * 1024 * 1024,
+            "RLIMIT_NPROC": self.max_processes,
+            "RLIMIT_FSIZE": self.file_size_mb * 1024 * 1024,
+            "RLIMIT_CORE": 0,
         }
 
 
 @dataclass(frozen=True)
 class SandboxInfo:
-    """Which sandbox is in use and why: ``kind`` (bwrap / unshare / none), isolation, notes."""
+    """Which sandbox is in use: ``kind`` (bwrap / unshare / none / unavailable), its layers, why."""
 
     kind: str
     isolation: list[str]
     reason: str
     runs_as: str | None
     notes: list[str] = field(default_factory=list)
-    prefix: tuple[str, ...] = ()
+    missing: list[str] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, object]:
         """Provenance record."""
         return {
             "kind": self.kind,
             "isolation": list(self.isolation),
+            "missing": list(self.missing),
             "reason": self.reason,
             "runs_as": self.runs_as,
             "notes": list(self.notes),
@@ -111,10 +122,23 @@ class SandboxInfo:
 
 
 def describe(info: SandboxInfo) -> str:
-    """One line for logs and provenance."""
+    """One line for logs and provenance: the layers the sandbox has, and those it lacks."""
     if info.kind == "none":
-        return f"UNSANDBOXED ({info.reason})"
-    return f"{info.kind}: {', '.join(info.isolation)}" + (f" ({info.reason})" if info.reason else "")
+        return f"UNSANDBOXED ({info.reason}): {', '.join(info.isolation)} only"
+    if info.kind == "unavailable":
+        return f"no sandbox ({info.reason})"
+    text = f"{info.kind}: {', '.join(info.isolation)}"
+    if info.missing:
+        text += f"; without {', '.join(info.missing)}"
+    return text + (f" ({info.reason})" if info.reason else "")
+
+
+def refusal(info: SandboxInfo) -> str:
+    """The one line that refuses to run untrusted code without a sandbox."""
+    return (
+        f"no sandbox can run untrusted code here: {info.reason}; "
+        "or pass --unsafe-no-sandbox to run it unconfined at your own risk"
+    )
 
 
 @dataclass(frozen=True)
@@ -129,241 +153,119 @@ class SandboxResult:
     """False when the sandbox itself failed before the command could start."""
 
 
-def _who(plan: _Plan) -> str:
-    if plan.drop_to_nobody:
-        return "an unprivileged uid per sandbox"
-    return "root" if _is_root() else f"uid {os.geteuid()}"
-
-
 def _is_root() -> bool:
     return os.geteuid() == 0
 
 
-def _pth_paths(site_dir: str) -> list[str]:
-    """Folders that ``.pth`` files in a site-packages folder add to the import path (editable installs)."""
-    out: list[str] = []
-    try:
-        names = sorted(n for n in os.listdir(site_dir) if n.endswith(".pth"))
-    except OSError:
-        return out
-    for name in names:
-        try:
-            lines = Path(site_dir, name).read_text(encoding="utf-8", errors="replace").splitlines()
-        except OSError:
-            continue
-        for line in lines:
-            line = line.strip()
-            if not line or line.startswith(("#", "import ", "import\t")):
-                continue
-            folder = os.path.realpath(os.path.join(site_dir, line))
-            if os.path.isdir(folder):
-                out.append(folder)
-    return out
-
-
-def _python_roots() -> list[str]:
-    """Folders the sandboxed Python needs: its prefixes, site-packages and ``.pth`` folders.
-
-    The current directory and the script's folder are deliberately left out.
-    """
-    import site
-
-    roots = {sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix}
-    roots.add(str(Path(os.path.realpath(sys.executable)).parent.parent))
-    site_dirs = [*site.getsitepackages(), site.getusersitepackages()]
-    for site_dir in site_dirs:
-        if os.path.isdir(site_dir):
-            roots.add(os.path.realpath(site_dir))
-            roots.update(_pth_paths(site_dir))
-    out: list[str] = []
-    for root in sorted((os.path.realpath(r) for r in roots), key=len):
-        if root in ("/", "/tmp", "") or not os.path.exists(root) or _under(root, [SANDBOX_WORKDIR]):
-            continue  # (a Python under /tmp, e.g. a venv in a clone there, is bound read-only like any other)
-        if any(root == kept or root.startswith(kept.rstrip("/") + "/") for kept in out):
-            continue
-        out.append(root)
-    return out
-
-
-_SYSTEM = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
-_ETC = (
-    "/etc/ld.so.cache",
-    "/etc/ld.so.conf",
-    "/etc/ld.so.conf.d",
-    "/etc/alternatives",
-    "/etc/localtime",
-    "/etc/passwd",
-    "/etc/group",
-    "/etc/nsswitch.conf",
-    "/etc/ssl",
+_CACHE: dict[tuple[object, ...], SandboxInfo] = {}
+_CACHE_LOCK = threading.Lock()
+_USER_FLAGS: dict[str, list[str]] = {}
+_USER_FLAGS_LOCK = threading.Lock()
+_UNSHARE = (
+    "--mount",
+    "--net",
+    "--pid",
+    "--ipc",
+    "--uts",
+    "--fork",
+    "--kill-child",
+    "--propagation",
+    "private",
 )
 
 
-def _bwrap_args(workdir: str, *, setuid: bool) -> list[str]:
-    """Bubblewrap arguments: a read-only root holding only the system and Python, a writable work dir."""
-    if setuid:  # running as root: no user namespace, the launcher drops to an unprivileged uid itself
-        args = [
-            "bwrap",
-            "--unshare-ipc",
-            "--unshare-pid",
-            "--unshare-net",
-            "--unshare-uts",
-            "--unshare-cgroup-try",
-        ]
-        args += ["--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID"]
+def _bwrap_args(layout: Layout, workdir: str) -> list[str]:
+    """Bubblewrap's arguments: the layout, the namespaces, and the capabilities the launcher needs as root."""
+    args = ["--unshare-ipc", "--unshare-pid", "--unshare-net", "--unshare-uts", "--unshare-cgroup-try"]
+    if _is_root():  # no user namespace: the launcher switches to an unprivileged uid itself
+        args += ["--cap-drop", "ALL"]
+        args += [arg for cap in ("CAP_SETUID", "CAP_SETGID", "CAP_SETPCAP") for arg in ("--cap-add", cap)]
     else:
-        args = ["bwrap", "--unshare-all"]
-    args += ["--die-with-parent", "--new-session", "--clearenv"]
-    binds: list[tuple[str, str]] = []
-    for path in _SYSTEM:
-        if os.path.islink(path):
-            args += ["--symlink", os.readlink(path), path]
-        elif os.path.isdir(path):
-            binds.append(("--ro-bind", path))
-    binds += [("--ro-bind", path) for path in _ETC if os.path.exists(path)]
-    bound_dirs = [p for _, p in binds if os.path.isdir(p)]
-    binds += [("--ro-bind", root) for root in _python_roots() if not _under(root, bound_dirs)]
-    targets = [p for _, p in binds] + [SANDBOX_WORKDIR]
-    parents: list[str] = []
-    for target in targets:
-        parent = os.path.dirname(target)
-        chain: list[str] = []
-        while parent not in ("/", "") and not _under(parent, bound_dirs) and parent not in parents:
-            chain.append(parent)
-            parent = os.path.dirname(parent)
-        parents.extend(reversed(chain))
-    for parent in sorted(set(parents), key=lambda p: (p.count("/"), p)):
-        args += ["--perms", "0755", "--dir", parent]  # traversable by the unprivileged sandbox user
-    for flag, path in binds:
-        args += [flag, path, path]
-    args += ["--proc", "/proc", "--dev", "/dev", "--bind", workdir, SANDBOX_WORKDIR]
-    args += ["--remount-ro", "/", "--chdir", SANDBOX_WORKDIR]
-    for key, value in _environment(SANDBOX_WORKDIR).items():
+        args.insert(0, "--unshare-user")
+    args += ["--as-pid-1", "--die-with-parent", "--new-session", "--clearenv"]  # the launcher is the init
+    for path in layout.dirs:
+        args += ["--perms", "0755", "--dir", path]
+    for target, path in layout.symlinks:
+        args += ["--symlink", target, path]
+    for source, path in layout.binds:
+        args += ["--ro-bind", source, path]
+    args += ["--proc", "/proc", "--dev", "/dev", "--remount-ro", "/dev", "--bind", workdir, SANDBOX_WORKDIR]
+    args += ["--remount-ro", "/", "--chdir", "/"]  # the launcher enters the work dir as the sandbox's uid
+    for key, value in layout.env.items():
         args += ["--setenv", key, value]
-    return [*args, "--"]
+    return args
 
 
-def _under(path: str, roots: Sequence[str]) -> bool:
-    return any(path == r or path.startswith(r.rstrip("/") + "/") for r in roots)
+def _unshare_args(tool: str) -> list[str]:
+    """``unshare``'s arguments; without root, a user namespace (the invoker's uid, else uid 0, mapped to it)."""
+    user: list[str] = []
+    if not _is_root():
+        with _USER_FLAGS_LOCK:
+            if tool not in _USER_FLAGS:
+                usage = subprocess.run([tool, "--help"], capture_output=True, text=True, check=False).stdout
+                current = "--map-current-user" in usage and "--keep-caps" in usage  # util-linux 2.38+
+                _USER_FLAGS[tool] = ["--map-current-user", "--keep-caps"] if current else ["--map-root-user"]
+            user = ["--user", *_USER_FLAGS[tool]]
+    return [*user, *_UNSHARE]
 
 
-def _environment(workdir: str) -> dict[str, str]:
-    return {
-        "PATH": "/usr/local/bin:/usr/bin:/bin",
-        "HOME": workdir,
-        "TMPDIR": workdir,
-        "LANG": "C.UTF-8",
-        "PYTHONDONTWRITEBYTECODE": "1",
-        "PYTHONHASHSEED": "0",
-        "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1",
-        "NO_COLOR": "1",
-    }
-
-
-@dataclass(frozen=True)
-class _Plan:
-    kind: str
-    variant: str  # bwrap: setuid | userns; unshare: userns | root
-    drop_to_nobody: bool
-    isolation: tuple[str, ...]
-    notes: tuple[str, ...] = ()
-
-
-_NO_NPROC = "runs as root: the kernel does not enforce the process limit for root"
-_NO_FS = "filesystem NOT isolated (writes outside the work dir are limited only by user permissions)"
-
-
-def _plans(mode: Mode) -> list[_Plan]:
-    root = _is_root()
-    plans: list[_Plan] = []
-    full = ("read-only system", "private work dir", "no network", "pid namespace", "rlimits", "wall timeout")
-    if mode in ("auto", "bwrap") and shutil.which("bwrap"):
-        if root:
-            plans.append(_Plan("bwrap", "setuid", True, full))
-            plans.append(_Plan("bwrap", "userns", False, full, (_NO_NPROC,)))
-        else:
-            plans.append(_Plan("bwrap", "userns", False, full))
-    partial = ("no network", "pid namespace", "rlimits", "wall timeout")
-    if mode in ("auto", "unshare") and shutil.which("unshare"):
-        if root:
-            plans.append(_Plan("unshare", "root", True, partial, (_NO_FS,)))
-            plans.append(_Plan("unshare", "root", False, partial, (_NO_FS, _NO_NPROC)))
-        else:
-            plans.append(_Plan("unshare", "userns", False, partial, (_NO_FS,)))
-    return plans
-
-
-def _prefix(plan: _Plan, workdir: str) -> list[str]:
-    if plan.kind == "bwrap":
-        return _bwrap_args(workdir, setuid=plan.variant == "setuid")
-    if plan.variant == "userns":
-        return ["unshare", "--user", "--map-root-user", "--net", "--pid", "--fork", "--kill-child", "--"]
-    return ["unshare", "--net", "--pid", "--fork", "--kill-child", "--"]
-
-
-_CACHE: dict[Mode, SandboxInfo] = {}
-_CACHE_LOCK = threading.Lock()
+def _runs_as() -> str:
+    if _is_root():
+        return "an unprivileged uid of its own (ragmeter runs as root)"
+    return f"uid {os.geteuid()} (mapped into a user namespace)"
 
 
 def probe(mode: Mode = "auto") -> SandboxInfo:
-    """Find the best sandbox that can run here (cached per process); ``kind == "none"`` if none can.
+    """The sandbox that can run here (cached); ``kind == "unavailable"`` with the reason if none can.
 
     ``mode="none"`` returns the unsandboxed setting without probing.
     """
     if mode == "none":
-        return SandboxInfo("none", ["rlimits", "wall timeout"], "asked for --unsafe-no-sandbox", runs_as=None)
+        layers = ["clean environment", "cpu/memory/process/file-size limits", "wall timeout"]
+        return SandboxInfo("none", layers, "asked for --unsafe-no-sandbox", runs_as=None)
+    kinds: list[Kind] = ["bwrap", "unshare"] if mode == "auto" else [mode]
+    key = (mode, os.geteuid(), *(shutil.which(kind) for kind in kinds))
     with _CACHE_LOCK:
-        if mode in _CACHE:
-            return _CACHE[mode]
+        if key in _CACHE:
+            return _CACHE[key]
         failures: list[str] = []
         info: SandboxInfo | None = None
-        for plan in _plans(mode):
-            error = _try(plan)
+        for kind in kinds:
+            error = _try(kind)
             if error is None:
-                reason = "" if not failures else "fallback: " + "; ".join(failures)
-                info = SandboxInfo(
-                    plan.kind,
-                    list(plan.isolation),
-                    reason,
-                    runs_as=_who(plan),
-                    notes=list(plan.notes),
-                    prefix=(plan.variant, "nobody" if plan.drop_to_nobody else "self"),
-                )
+                notes = [
+                    f"not visible inside: {path} (an editable install's folder)"
+                    for path in current_layout().hidden
+                ]
+                info = SandboxInfo(kind, LAYERS, "; ".join(failures), _runs_as(), notes, MISSING)
                 break
-            who = " dropping privileges" if plan.drop_to_nobody else ""
-            failures.append(f"{plan.kind}/{plan.variant}{who}: {error}")
+            failures.append(error)
         if info is None:
-            missing = (
-                [] if shutil.which("bwrap") else ["bubblewrap is not installed (apt-get install bubblewrap)"]
-            )
-            info = SandboxInfo(
-                "unavailable", [], "; ".join(missing + failures) or "no sandbox tool found", runs_as=None
-            )
-        _CACHE[mode] = info
+            info = SandboxInfo("unavailable", [], "; ".join(failures), runs_as=None)
+        _CACHE[key] = info
         return info
 
 
-def _try(plan: _Plan) -> str | None:
+def _try(kind: Kind) -> str | None:
+    """``None`` when ``kind`` confines a trivial program here, else one line saying what is missing."""
+    name, install = _TOOLS[kind]
+    if shutil.which(kind) is None:
+        return f"{name} is not installed ({install})"
     workdir = tempfile.mkdtemp(prefix="ragmeter-probe-")
     try:
-        result = _run(
-            plan, [sys.executable, "-c", "import sys; sys.exit(0)"], workdir, SandboxLimits(timeout_s=30)
-        )
-    except OSError as exc:
-        return str(exc)
+        result = _run(kind, [sys.executable, "-c", "pass"], workdir, SandboxLimits(timeout_s=30))
+    except (OSError, ConfigError) as exc:
+        return " ".join(f"{name} cannot run here: {exc}".split())
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
-    if result.timed_out:
-        return "timed out"
-    if result.returncode != 0 or not result.started:
-        tail = result.output.strip().splitlines()[-1:] or [f"exit status {result.returncode}"]
-        return tail[0][:200]
-    return None
-
-
-def _plan_of(info: SandboxInfo) -> _Plan:
-    variant, who = info.prefix if info.prefix else ("none", "self")
-    return _Plan(info.kind, variant, who == "nobody", tuple(info.isolation))
+    if result.started and result.returncode == 0:
+        return None
+    lines = [line for line in result.output.splitlines() if line.strip()]
+    detail = "timed out" if result.timed_out else (lines[-1] if lines else f"exit status {result.returncode}")
+    hint = "user namespaces must be allowed (sysctl kernel.unprivileged_userns_clone=1 or user.max_user_namespaces)"
+    if _is_root():
+        hint = "it needs CAP_SYS_ADMIN (a container must allow new namespaces, e.g. --privileged)"
+    return " ".join(f"{name} cannot build the sandbox here ({detail[:200]}); {hint}".split())
 
 
 def _acquire_uid() -> int:
@@ -394,37 +296,60 @@ def _give_to(path: str, uid: int) -> None:
             os.chown(os.path.join(folder, name), uid, uid, follow_symlinks=False)
 
 
-def _run(plan: _Plan, command: Sequence[str], workdir: str, limits: SandboxLimits) -> SandboxResult:
-    uid = _acquire_uid() if plan.drop_to_nobody else -1
+def _argv(kind: RunKind, command: Sequence[str], workdir: str, limits: SandboxLimits, uid: int) -> list[str]:
+    """The whole command line: the sandbox tool, the launcher and its configuration, the command."""
+    config: dict[str, object] = {
+        "confine": kind != "none",
+        "uid": uid,
+        "rlimits": sorted(limits.rlimits().items()),
+        "root": None,
+        "chdir": SANDBOX_WORKDIR if kind != "none" else os.path.realpath(workdir),
+        "marker": _MARKER.decode(),
+    }
+    if kind == "none":
+        return [sys.executable, "-I", "-S", "-c", _LAUNCHER, json.dumps(config), *command]
+    layout = current_layout()
+    python = {sys.executable, os.path.realpath(sys.executable), getattr(sys, "_base_executable", "")}
+    command = [layout.python if i == 0 and arg in python else arg for i, arg in enumerate(command)]
+    tool = shutil.which(kind)
+    if tool is None:
+        raise ConfigError(f"{_TOOLS[kind][0]} is not installed here ({_TOOLS[kind][1]})")
+    if kind == "bwrap":
+        launcher = [layout.python, "-I", "-S", "-c", _LAUNCHER, json.dumps(config)]
+        return [tool, *_bwrap_args(layout, workdir), "--", *launcher, *command]
+    config["root"] = {
+        "mountpoint": layout.mountpoint,
+        "dirs": layout.dirs,
+        "symlinks": layout.symlinks,
+        "binds": layout.binds,
+        "workdir": os.path.realpath(workdir),
+        "sandbox_workdir": SANDBOX_WORKDIR,
+    }
+    launcher = [os.path.realpath(sys.executable), "-I", "-S", "-c", _LAUNCHER, json.dumps(config)]
+    return [tool, *_unshare_args(tool), "--", *launcher, *command]
+
+
+def _run(kind: RunKind, command: Sequence[str], workdir: str, limits: SandboxLimits) -> SandboxResult:
+    uid = _acquire_uid() if _is_root() and kind != "none" else -1
     try:
-        return _run_as(plan, command, workdir, limits, uid)
+        if uid >= 0:
+            _give_to(workdir, uid)
+        argv = _argv(kind, command, workdir, limits, uid)
+        env = current_layout().env if kind != "none" else environment(workdir, "/usr/local/bin:/usr/bin:/bin")
+        return _execute(argv, workdir if kind == "none" else "/", env, limits.timeout_s)
     finally:
         if uid >= 0:
             _release_uid(uid)
 
 
-def _run_as(
-    plan: _Plan, command: Sequence[str], workdir: str, limits: SandboxLimits, uid: int
-) -> SandboxResult:
-    if uid >= 0:
-        _give_to(workdir, uid)
-    rl = limits.rlimits()
-    launcher = [
-        sys.executable,
-        "-c",
-        _LAUNCHER,
-        *(str(rl[k]) for k in ("cpu", "as", "nproc", "fsize")),
-        str(uid),
-    ]
-    argv = [*(_prefix(plan, workdir) if plan.kind != "none" else []), *launcher, *command]
-    env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin")} if plan.kind == "bwrap" else _environment(workdir)
+def _execute(argv: list[str], cwd: str, env: dict[str, str], timeout_s: float) -> SandboxResult:
     output_fd, output_path = tempfile.mkstemp(prefix="ragmeter-sandbox-out-")
     started = time.monotonic()
     timed_out = False
     try:
         process = subprocess.Popen(
             argv,
-            cwd=workdir,
+            cwd=cwd,
             env=env,
             stdin=subprocess.DEVNULL,
             stdout=output_fd,
@@ -432,11 +357,11 @@ def _run_as(
             start_new_session=True,
         )
         try:
-            returncode: int | None = process.wait(timeout=limits.timeout_s)
+            returncode: int | None = process.wait(timeout=timeout_s)
         except subprocess.TimeoutExpired:
             timed_out = True
             returncode = None
-        _kill_group(process)  # on timeout, and for stragglers still in the session
+        _end(process)  # on timeout, and for stragglers
     finally:
         os.close(output_fd)
     duration = time.monotonic() - started
@@ -453,7 +378,30 @@ def _run_as(
     return SandboxResult(returncode, timed_out, output, duration, started=head == _MARKER)
 
 
-def _kill_group(process: subprocess.Popen[bytes]) -> None:
+def _end(process: subprocess.Popen[bytes]) -> None:
+    """Kill the sandbox's PID namespace and wait until it is gone, then the process group.
+
+    The namespace's init is the sandbox tool's child; once it is dead, so is every process the
+    code started (setsid and double forks included): the kernel kills them before the init exits.
+    """
+    if process.poll() is None:
+        try:
+            with open(f"/proc/{process.pid}/task/{process.pid}/children", encoding="ascii") as handle:
+                inits = [int(pid) for pid in handle.read().split()]
+        except (OSError, ValueError):
+            inits = []
+        for pid in inits:
+            try:
+                handle_fd = os.pidfd_open(pid)
+            except OSError:
+                continue
+            try:
+                os.kill(pid, signal.SIGKILL)
+                select.select([handle_fd], [], [], 10)  # readable once the init and its namespace are gone
+            except OSError:
+                pass
+            finally:
+                os.close(handle_fd)
     with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(process.pid, signal.SIGKILL)
     with contextlib.suppress(subprocess.TimeoutExpired):  # SIGKILL ends it; never hang here
@@ -465,12 +413,11 @@ def run_sandboxed(
 ) -> SandboxResult:
     """Run ``command`` in ``workdir`` inside the sandbox ``info`` (from :func:`probe`).
 
-    ``info.kind == "unavailable"`` raises :class:`ConfigError`: untrusted code is never run
-    without a sandbox unless the caller asked for ``mode="none"``.
+    A command starting with ``sys.executable`` runs the same interpreter (and venv) as seen
+    inside the sandbox. ``info.kind == "unavailable"`` raises :class:`ConfigError`
+    (:func:`refusal`): untrusted code never runs unconfined unless the caller asked for ``mode="none"``.
     """
-    if info.kind == "unavailable":
-        raise ConfigError(
-            f"no sandbox can run here ({info.reason}); install bubblewrap, or pass --unsafe-no-sandbox "
-            "to run the solver's code without one"
-        )
-    return _run(_plan_of(info), command, str(workdir), limits)
+    kinds: dict[str, RunKind] = {"bwrap": "bwrap", "unshare": "unshare", "none": "none"}
+    if info.kind not in kinds:
+        raise ConfigError(refusal(info))
+    return _run(kinds[info.kind], command, str(workdir), limits)

@@ -21,9 +21,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ragmeter.errors import ConfigError
+from ragmeter.errors import ConfigError, RagmeterError
 from ragmeter.executors.base import Executor, WorkerPool
-from ragmeter.io.records import file_sha256
+from ragmeter.io.records import file_sha256, read_structured
 from ragmeter.mining.dataset import dataset_document, write_dataset
 from ragmeter.mining.designs import BayesDesign, Design
 from ragmeter.mining.extractor import Pool
@@ -46,7 +46,7 @@ from ragmeter.mining.registry import (
     design_from_spec,
     load_registry,
 )
-from ragmeter.mining.sandbox import SandboxInfo, SandboxLimits, probe
+from ragmeter.mining.sandbox import SandboxInfo, SandboxLimits, probe, refusal
 from ragmeter.mining.solvers import Solver, load_python_solver
 from ragmeter.mining.trials import TrialWorker, local_trial_pool
 from ragmeter.mining.validators import AnswerValidator, PytestValidator, Validator
@@ -92,9 +92,14 @@ def resolve_design(registry: Registry, options: DesignOptions) -> Design:
     spec = registry.design
     name = options.name or spec.name
     params = dict(spec.params) if name == spec.name else {}
+    kind = "fixed" if name == "fixed" else "bayes"
+    design_from_spec(
+        DesignSpec(name=kind, params=params), where=f"{registry.path}:design"
+    )  # the file's fault
+    flags: dict[str, str] = {}  # design parameter -> the option that set it
     if name == "fixed":
         if options.trials is not None:
-            params["trials"] = options.trials
+            params["trials"], flags["trials"] = options.trials, "--trials"
         for flag, value in (
             ("--strict", options.strict),
             ("--screen", options.screen),
@@ -103,18 +108,19 @@ def resolve_design(registry: Registry, options: DesignOptions) -> Design:
             if value:
                 raise ConfigError(f"{flag} applies to the bayes design only")
     else:
-        if options.trials is not None:
-            params["n_max"] = options.trials
-        if options.strict is not None:
-            params["strict"] = options.strict
-        if options.screen is not None:
-            params["screen"] = options.screen
-        if options.tau is not None:
-            params["tau"] = options.tau
-    return design_from_spec(
-        DesignSpec(name="fixed" if name == "fixed" else "bayes", params=params),
-        where=f"{registry.path}:design",
-    )
+        for key, flag, value in (
+            ("n_max", "--trials", options.trials),
+            ("strict", "--strict", options.strict),
+            ("screen", "--screen", options.screen),
+            ("tau", "--tau", options.tau),
+        ):
+            if value is not None:
+                params[key], flags[key] = value, flag
+    try:
+        return design_from_spec(DesignSpec(name=kind, params=params), where=f"{registry.path}:design")
+    except ConfigError as exc:  # only an option can have made valid registry settings invalid
+        blamed = [flag for key, flag in flags.items() if (exc.where or "").endswith(f".params.{key}")]
+        raise ConfigError(exc.message, where=" / ".join(blamed or flags.values())) from None
 
 
 def build_solver(registry: Registry, *, concurrency: int | None = None) -> Solver:
@@ -154,10 +160,7 @@ def build_validator(
         sandbox_cache[mode] = probe(mode)
     info = sandbox_cache[mode]
     if info.kind == "unavailable":
-        raise ConfigError(
-            f"benchmark {bench.name!r} runs untrusted code but no sandbox works here: {info.reason}. "
-            "Install bubblewrap (apt-get install bubblewrap), or pass --unsafe-no-sandbox to run without one"
-        )
+        raise ConfigError(f"benchmark {bench.name!r}: {refusal(info)}")
     limits = SandboxLimits(
         timeout_s=spec.timeout_s,
         cpu_s=spec.cpu_s,
@@ -259,7 +262,7 @@ def mine(
     if sandbox_cache:
         info = next(iter(sandbox_cache.values()))
         sandbox = info.to_dict()
-        if info.kind != "bwrap":
+        if info.kind == "none":
             notify(f"warning: sandbox: {sandbox['description']}")
         for note in info.notes:
             notify(f"note: sandbox: {note}")
@@ -284,6 +287,7 @@ def mine(
             progress=progress_sink,
             stop_event=stop,
             pool=pool,
+            notify=notify,
         )
 
     def written(done: int) -> None:
@@ -489,8 +493,37 @@ def _recompute(
     for m in mined:
         if m.error == "no trial log":
             m.design = used
-    outcome = MiningOutcome(mined, out, logs, used)
+    corpora, sandbox = _earlier_header(out, registry, only, mined, notify)
+    outcome = MiningOutcome(mined, out, logs, used, sandbox=sandbox)
     if len({json.dumps(m.design.block(), sort_keys=True) for m in mined}) > 1:
         notify("warning: the trial logs were made with different designs; the header shows the first")
-    _write(outcome, registry, registry_info, {}, pending=0)
+    _write(outcome, registry, registry_info, corpora, pending=0)
     return outcome
+
+
+def _earlier_header(
+    out: Path,
+    registry: Registry,
+    only: Sequence[str] | None,
+    mined: Sequence[MinedQuestion],
+    notify: Callable[[str], None],
+) -> tuple[dict[str, Any], dict[str, Any] | None]:
+    """``--recompute``: the corpora and sandbox of the dataset's header, as the mining run wrote them.
+
+    Without a readable earlier dataset, the corpora are described from the registry as they are
+    now, and the sandbox from what the trial logs recorded.
+    """
+    with contextlib.suppress(RagmeterError, OSError):
+        data = read_structured(out) if out.is_file() else None
+        header = data.get("ragmeter_mining") if isinstance(data, dict) else None
+        if isinstance(header, dict) and isinstance(header.get("corpora"), dict) and header["corpora"]:
+            sandbox = header.get("sandbox")
+            return dict(header["corpora"]), dict(sandbox) if isinstance(sandbox, dict) else None
+    notify(f"note: no earlier header in {out}: the corpora are described as installed now")
+    names = sorted({b.corpus for b, _ in select_pairs(registry, only)})
+    corpora = {name: corpus.provenance for name, corpus in load_corpora(registry, names).items()}
+    boxes = list(dict.fromkeys(box for m in mined for box in m.sandboxes))
+    sandbox = (
+        {"description": boxes[0] if len(boxes) == 1 else boxes, "from": "the trial logs"} if boxes else None
+    )
+    return corpora, sandbox

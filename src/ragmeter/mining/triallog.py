@@ -9,9 +9,10 @@ Records, one per line (``type``):
 - ``error`` — a trial that got no verdict (solver or validator failure); it is retried on resume;
 - ``end`` — informational: how the question ended and what the design saw at each look.
 
-Each line is written whole, flushed and fsynced, under an exclusive ``flock`` (one writer per
-log). A line cut short by a crash is dropped when the log is reopened, so a resumed run
-repeats no trial and loses none that was recorded.
+Each line is written whole and fsynced (:class:`~ragmeter.io.atomic.AppendLog`, secrets
+redacted), under an exclusive ``flock`` (one writer per log). A line cut short by a crash is
+dropped when the log is reopened (:attr:`TrialLog.dropped` says so), so a resumed run repeats
+no trial and loses none that was recorded; any other unreadable line is an error.
 
 >>> import tempfile, pathlib
 >>> path = pathlib.Path(tempfile.mkdtemp()) / "q.jsonl"
@@ -30,14 +31,15 @@ import datetime as dt
 import fcntl
 import json
 import os
-import threading
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, Any
+from typing import Any
 
 from ragmeter.errors import ConfigError, InputError
+from ragmeter.io.atomic import AppendLog
 from ragmeter.io.jsonyaml import json_lines, loads_json
 from ragmeter.io.text_files import decode_text
+from ragmeter.redaction import redact_data
 
 SCHEMA = "ragmeter.mining.trials/1"
 
@@ -70,6 +72,7 @@ class LogContents:
     end: dict[str, Any] | None = None
     good_bytes: int = 0
     dropped_partial_line: bool = False
+    complete_lines: int = 0
 
 
 def read_log(path: Path) -> LogContents:
@@ -94,8 +97,10 @@ def read_log(path: Path) -> LogContents:
         records.append(value)
     header = records[0]
     if header.get("type") != "header" or header.get("schema") != SCHEMA:
-        raise InputError(f"first line is not a {SCHEMA} header", where=f"{path}:1")
-    contents = LogContents(header=header, good_bytes=cut, dropped_partial_line=partial)
+        raise InputError(f"first line is not a {SCHEMA} header", where=f"{path}:{header['_line']}")
+    contents = LogContents(
+        header=header, good_bytes=cut, dropped_partial_line=partial, complete_lines=data.count(b"\n", 0, cut)
+    )
     seen: dict[tuple[str, int], int] = {}
     for record in records[1:]:
         kind = record["type"]
@@ -125,11 +130,18 @@ def read_log(path: Path) -> LogContents:
 class TrialLog:
     """An open log for appending; thread-safe; holds an exclusive lock until closed."""
 
-    def __init__(self, path: Path, handle: IO[bytes], contents: LogContents) -> None:
+    def __init__(self, path: Path, handle: AppendLog, contents: LogContents) -> None:
         self.path = path
         self._handle = handle
-        self._lock = threading.Lock()
         self.contents = contents
+
+    @property
+    def dropped(self) -> str | None:
+        """What reopening the log repaired (a cut-off last line), or ``None``."""
+        if not self.contents.dropped_partial_line:
+            return None
+        line = self.contents.complete_lines + 1
+        return f"{self.path}:{line}: dropped a truncated last line left by an interrupted run"
 
     @classmethod
     def open(cls, path: Path, header: dict[str, Any], *, resume: bool) -> TrialLog:
@@ -141,7 +153,7 @@ class TrialLog:
                 "a trial log from an earlier run exists; pass --resume to continue it or --fresh to start over",
                 where=str(path),
             )
-        handle = path.open("ab" if exists else "wb")
+        handle = AppendLog(path)
         try:
             fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
         except OSError:
@@ -152,15 +164,12 @@ class TrialLog:
         try:
             if exists:
                 contents = read_log(path)
-                _check_fingerprint(path, contents.header, header)
+                _check_fingerprint(path, contents.header, redact_data(header))
                 if contents.dropped_partial_line:
-                    handle.truncate(contents.good_bytes)
-                    handle.seek(contents.good_bytes)
+                    os.ftruncate(handle.fileno(), contents.good_bytes)
             else:
                 full = {"type": "header", "schema": SCHEMA, **header, "created": now()}
-                handle.write((json.dumps(full, ensure_ascii=False) + "\n").encode("utf-8"))
-                handle.flush()
-                os.fsync(handle.fileno())
+                handle.append(json.dumps(full, ensure_ascii=False))
                 contents = LogContents(header=full)
         except BaseException:
             handle.close()
@@ -168,16 +177,12 @@ class TrialLog:
         return cls(path, handle, contents)
 
     def append(self, record: dict[str, Any]) -> None:
-        """Write one record as one line, then flush and fsync."""
-        line = (json.dumps({**record, "time": now()}, ensure_ascii=False) + "\n").encode("utf-8")
-        with self._lock:
-            self._handle.write(line)
-            self._handle.flush()
-            os.fsync(self._handle.fileno())
+        """Write one record as one whole line, fsynced."""
+        self._handle.append(json.dumps({**record, "time": now()}, ensure_ascii=False))
 
     def close(self) -> None:
         """Release the lock and close the file."""
-        with self._lock, contextlib.suppress(OSError):
+        with contextlib.suppress(OSError):
             self._handle.close()
 
 

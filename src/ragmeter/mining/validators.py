@@ -259,6 +259,8 @@ class PytestValidator:
             detail["outcome"] = "timeout"
             return Validation(False, detail)
         code_ = result.returncode
+        if code_ == 1 and "No module named pytest" in result.output:
+            raise ValidatorError(f"pytest cannot be imported inside the sandbox ({describe(self.sandbox)})")
         if code_ == 0:
             detail["outcome"] = "passed"
             return Validation(True, detail)

@@ -18,7 +18,6 @@ distribution covers the indexed chunks, ``p95`` by linear interpolation
 from __future__ import annotations
 
 import json
-import uuid
 from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
@@ -26,6 +25,7 @@ from pathlib import Path
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
+from ragmeter.io.atomic import write_text_atomic
 from ragmeter.pipeline.chunker import CHUNKER_VERSION
 
 
@@ -120,9 +120,4 @@ def write_index_stats(stats: IndexStats, path: str | Path) -> Path:
     >>> IndexStats.model_validate_json(out.read_text()) == s
     True
     """
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{uuid.uuid4().hex}.tmp")
-    tmp.write_text(json.dumps(stats.model_dump(mode="json"), indent=2) + "\n", encoding="utf-8")
-    tmp.replace(path)
-    return path
+    return write_text_atomic(path, json.dumps(stats.model_dump(mode="json"), indent=2) + "\n")

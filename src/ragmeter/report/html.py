@@ -1,8 +1,17 @@
-"""The HTML report: one self-contained file (inline CSS, JS and SVG) that opens offline.
+"""The HTML report: one self-contained file (inline CSS, JS and SVG) that opens offline from ``file://``.
 
-It shows the summary table, breakdowns, operational numbers (latency, cost,
-error rates), judge reliability, agentic per-iteration curves and the history
-trend when present, and a per-query drill-down.
+Sections: summary, breakdowns (metrics as rows, categories as columns),
+operations and index coverage (tables with units), judge setup and
+reliability, history trend (this suite and dataset only), agentic curves (one
+panel per metric) and the per-query drill-down. The tables are rendered here;
+the queries are embedded once as compact JSON (:mod:`ragmeter.report.query_data`)
+and drawn by the page's script a page at a time, so 10,000 queries stay usable.
+
+Adding a view (the N-way compare view, for one): pass its data as
+``views={"<key>": ...}`` (it reaches the script as ``DATA.<key>``), add a
+partial ``templates/_<key>.html.j2`` holding ``<section data-view="<key>">``,
+name it in :data:`SECTIONS`, and register ``window.ragmeterViews.<key> = function (root, DATA)``
+in a script listed in :data:`SCRIPTS` (docs/report.md).
 
 >>> import tempfile, pathlib
 >>> from ragmeter.results import EvalResult
@@ -15,8 +24,8 @@ True
 
 from __future__ import annotations
 
-import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -24,195 +33,191 @@ from typing import Any
 import jinja2
 
 from ragmeter import __version__
-from ragmeter.errors import InputError
-from ragmeter.io.records import read_jsonl
-from ragmeter.report.charts import bar_chart, line_chart
-from ragmeter.report.history import HistoryEntry
-from ragmeter.report.results_dir import load_results
+from ragmeter.report import sections
+from ragmeter.report.curves import HistoryView, Panel, agentic_curves, history_view
+from ragmeter.report.history import HistoryEntry, dataset_identity
+from ragmeter.report.query_data import build_query_data
+from ragmeter.report.results_dir import LoadedResults, load_results
+from ragmeter.report.sources import read_sources
+from ragmeter.report.text_budget import dumps
+from ragmeter.report.units import is_operational, metric_direction, metric_unit
 
-MAX_DRILLDOWN = 2000
-OPERATIONAL_PREFIXES = ("latency", "cost", "tokens", "error_rate", "timeout_rate", "empty_response_rate")
+SECTIONS = (
+    ("summary", "Summary"),
+    ("breakdowns", "Breakdowns"),
+    ("operations", "Operations"),
+    ("index", "Index coverage"),
+    ("judge", "Judge"),
+    ("agentic", "Agentic curves"),
+    ("history", "History"),
+    ("extra", "Other sections"),
+    ("queries", "Queries"),
+    ("provenance", "Provenance"),
+)
+"""Every section in page order: its id (and partial ``_<id>.html.j2``) and its title."""
+SCRIPTS = ("report.js",)
+"""The page's scripts, inlined in this order (``templates/``)."""
+HEADLINE_METRICS = 4
+"""Metric columns of the query table (the most-scored quality metrics); the drill-down shows all."""
+TEXT_KINDS = {
+    "chunk_text": "chunk texts",
+    "answer": "answers",
+    "raw_reply": "raw judge replies",
+    "rationale": "judge rationales",
+}
+"""How the page names each kind of long text it may shorten."""
 KNOWN_KEYS = {
     "schema_version", "aggregate", "per_query", "n_queries", "n_scored", "n_skipped", "n_missing_output",
-    "warnings", "provenance", "breakdowns",
+    "warnings", "provenance", "breakdowns", "operational", "index_coverage", "judge_reliability", "agentic",
 }  # fmt: skip
 
 
-def _fmt(value: Any) -> str:
-    if value is None:
-        return "—"
-    if isinstance(value, bool):
-        return str(value).lower()
-    if isinstance(value, float):
-        return f"{value:.4f}"
-    return str(value)
+@dataclass
+class ReportPage:
+    """Everything the template shows; ``data`` is embedded as JSON for the script."""
+
+    title: str
+    metrics: dict[str, Any]
+    config: dict[str, Any]
+    data: dict[str, Any]
+    history: HistoryView | None = None
+    agentic: list[Panel] = field(default_factory=list)
+    shown: list[tuple[str, str]] = field(default_factory=list)
 
 
-def _read_jsonl(path: Path, limit: int) -> tuple[list[dict[str, Any]], int]:
-    """The first ``limit`` rows of ``per_query.jsonl`` and how many there are; a malformed line is an error."""
-    if not path.exists():
-        return [], 0
-    records = read_jsonl(path)
-    for record in records:
-        if not isinstance(record.value, dict):
-            raise InputError(f"expected a JSON object, got {type(record.value).__name__}", where=record.where)
-    return [record.value for record in records[:limit]], len(records)
+def _template(name: str) -> str:
+    return resources.files("ragmeter.report").joinpath(f"templates/{name}").read_text(encoding="utf-8")
 
 
-def _summary_rows(metrics: dict[str, Any]) -> list[dict[str, Any]]:
-    info = metrics.get("provenance", {}).get("metrics", {})
-    reliability = metrics.get("judge_reliability") or {}
-    rows = []
-    for name, mean in metrics.get("aggregate", {}).items():
-        rel = reliability.get(name) if isinstance(reliability, dict) else None
-        rows.append(
-            {
-                "name": name,
-                "mean": mean,
-                "mean_text": _fmt(mean),
-                "n_scored": metrics.get("n_scored", {}).get(name, ""),
-                "n_skipped": metrics.get("n_skipped", {}).get(name, ""),
-                "k": (info.get(name) or {}).get("k"),
-                "operational": name.startswith(OPERATIONAL_PREFIXES),
-                "reliability": rel if isinstance(rel, dict) else None,
-            }
-        )
-    return rows
-
-
-def _breakdowns(metrics: dict[str, Any]) -> list[dict[str, Any]]:
-    out = []
-    for dimension, by_value in (metrics.get("breakdowns") or {}).items():
-        if not isinstance(by_value, dict) or not by_value:
-            continue
-        names: list[str] = list(dict.fromkeys(m for cell in by_value.values() for m in (cell or {})))
-        rows = []
-        for value, cell in by_value.items():
-            rows.append(
-                {
-                    "value": value,
-                    "cells": [
-                        (_fmt((cell.get(m) or {}).get("mean")), (cell.get(m) or {}).get("n", ""))
-                        for m in names
-                    ],
-                }
-            )
-        first = names[0] if names else None
-        chart = (
-            bar_chart([(str(v), ((c or {}).get(first) or {}).get("mean")) for v, c in by_value.items()])
-            if first
-            else ""
-        )
-        out.append(
-            {"dimension": dimension, "metrics": names, "rows": rows, "chart": chart, "chart_metric": first}
-        )
-    return out
-
-
-def _agentic_chart(metrics: dict[str, Any]) -> str:
-    agentic = metrics.get("agentic")
-    if not isinstance(agentic, dict):
-        return ""
-    curves = agentic.get("averages_by_iteration") or agentic.get("per_iteration") or {}
-    if not isinstance(curves, dict):
-        return ""
-    series = {k: v for k, v in curves.items() if isinstance(v, list) and v and k in _AGENTIC_PLOTTED}
-    if not series:
-        series = {k: v for k, v in curves.items() if isinstance(v, list) and v}
-    return line_chart(dict(list(series.items())[:8])) if series else ""
-
-
-_AGENTIC_PLOTTED = (
-    "CG",
-    "RG",
-    "DCG",
-    "DRG",
-    "RAG",
-    "DRAG",
-    "SRE",
-    "SRR",
-    "cg",
-    "rg",
-    "rag",
-    "drag",
-    "sre",
-    "srr",
-)
-
-
-def _history_chart(history: Sequence[HistoryEntry] | None, names: list[str]) -> str:
-    if not history or len(history) < 2:
-        return ""
-    picked = [n for n in names if not n.startswith(OPERATIONAL_PREFIXES)][:6]
-    series = {n: [e.aggregate.get(n) for e in history] for n in picked}
-    return line_chart(series, labels=[str(e.id) for e in history])
-
-
-def _drilldown(rows: list[dict[str, Any]], metric_names: list[str]) -> list[dict[str, Any]]:
-    out = []
-    for row in rows:
-        values = row.get("metrics") or {}
-        details = {k: v for k, v in row.items() if k not in {"id", "metrics"}}
-        retrieved = details.pop("retrieved", None)
-        raw_output = details.get("output")
-        output: dict[str, Any] = raw_output if isinstance(raw_output, dict) else {}
-        if retrieved is None:
-            retrieved = output.get("retrieved")
-        out.append(
-            {
-                "id": str(row.get("id", "")),
-                "cells": [_fmt(values.get(m)) for m in metric_names],
-                "question": details.pop("question", None) or details.pop("input", None),
-                "answer": details.pop("answer", None) or output.get("answer"),
-                "retrieved": retrieved if isinstance(retrieved, list) else [],
-                "details": json.dumps(details, indent=2, ensure_ascii=False, default=str) if details else "",
-            }
-        )
-    return out
-
-
-def render_report(results_dir: str | Path, *, history: Sequence[HistoryEntry] | None = None) -> str:
-    """Render a results folder as one HTML page (returned as a string)."""
-    loaded = load_results(results_dir)
-    metrics = loaded.metrics
-    summary = _summary_rows(metrics)
-    names = [r["name"] for r in summary]
+def _rows(loaded: LoadedResults) -> list[dict[str, Any]]:
+    """The drill-down rows: ``per_query.jsonl`` or the agentic traces as :func:`load_results` checked them."""
     if loaded.rows is not None:
-        rows, total = loaded.rows[:MAX_DRILLDOWN], len(loaded.rows)
-    else:
-        rows, total = _read_jsonl(loaded.path / "per_query.jsonl", MAX_DRILLDOWN)
-    extra = {
-        k: v for k, v in metrics.items() if k not in KNOWN_KEYS and k not in {"judge_reliability", "agentic"}
-    }
-    env = jinja2.Environment(autoescape=True, undefined=jinja2.StrictUndefined, keep_trailing_newline=True)
-    template = env.from_string(
-        resources.files("ragmeter.report").joinpath("templates/report.html.j2").read_text(encoding="utf-8")
+        return loaded.rows
+    return [{"id": qid, "metrics": values} for qid, values in loaded.result.per_query.items()]
+
+
+def _metric_specs(metrics: dict[str, Any]) -> list[dict[str, Any]]:
+    info = sections.nested(metrics, "provenance", "metrics")
+    return [
+        {
+            "name": name,
+            "unit": metric_unit(name).as_json(),
+            "hi": metric_direction(name),
+            "op": is_operational(name),
+            "skip": (info.get(name) or {}).get("skip_reason"),
+        }
+        for name in metrics.get("aggregate") or {}
+    ]
+
+
+AGENTIC_HEADLINE = ("CG", "DCG", "SRE", "SRR", "IterationsForAllGoodResults")
+
+
+def _headline(specs: list[dict[str, Any]], metrics: dict[str, Any]) -> list[int]:
+    if "agentic" in metrics:
+        return [i for i, s in enumerate(specs) if s["name"] in AGENTIC_HEADLINE]
+    scored = metrics.get("n_scored") or {}
+    quality = [i for i, s in enumerate(specs) if not s["op"]] or list(range(len(specs)))
+    best = sorted(quality, key=lambda i: -int(scored.get(specs[i]["name"]) or 0))[:HEADLINE_METRICS]
+    return sorted(best)
+
+
+def build_page(
+    results_dir: str | Path,
+    *,
+    history: Sequence[HistoryEntry] | None = None,
+    views: Mapping[str, Any] | None = None,
+) -> ReportPage:
+    """Read a results folder (and the files it names) into a :class:`ReportPage`.
+
+    ``views`` adds the data of further views (``{"compare": ...}``): each reaches the page's
+    script as ``DATA.<name>``, and its section is shown when :data:`SECTIONS` names it.
+    """
+    loaded = load_results(results_dir, max_rows=None)
+    metrics, config = loaded.metrics, loaded.config
+    rows = _rows(loaded)
+    sources = read_sources(
+        loaded.path, metrics=metrics, config=config, judges_in_rows=any("judges" in r for r in rows[:50])
     )
-    suite = loaded.config.get("suite", {}) if isinstance(loaded.config.get("suite"), dict) else {}
-    return template.render(
-        title=str(suite.get("name") or loaded.label),
-        created_at=metrics.get("provenance", {}).get("created_at", ""),
+    specs = _metric_specs(metrics)
+    provenance = sections.nested(metrics, "provenance")
+    settings = sections.nested(provenance, "settings")
+    data = build_query_data(
+        rows,
+        [s["name"] for s in specs],
+        sources,
+        snippet_matching=settings.get("snippet_matching") is not False,
+        default_k=settings.get("k") or settings.get("default_k"),
+    )
+    data |= {
+        "kind": "agentic" if "agentic" in metrics else "rag",
+        "metrics": specs,
+        "headline": _headline(specs, metrics),
+        "notes": sources.notes,
+        **(views or {}),
+    }
+    suite = sections.nested(config, "suite")
+    page = ReportPage(str(suite.get("name") or loaded.label), metrics, config, data)
+    dataset = dataset_identity(dict(provenance))
+    if history is not None and dataset[0] is not None:
+        page.history = history_view(
+            history,
+            list(metrics.get("aggregate") or {}),
+            suite=suite.get("name"),
+            dataset=dataset,
+            created_at=str(provenance.get("created_at") or ""),
+        )
+    if isinstance(metrics.get("agentic"), dict):
+        page.agentic = agentic_curves(metrics["agentic"])
+    present = {
+        "summary": True,
+        "breakdowns": bool(metrics.get("breakdowns")),
+        "operations": bool(metrics.get("operational")) or any(s["op"] for s in specs),
+        "index": metrics.get("index_coverage") is not None,
+        "judge": bool(provenance.get("judge") or metrics.get("judge_reliability")),
+        "agentic": bool(page.agentic),
+        "history": page.history is not None,
+        "extra": any(k not in KNOWN_KEYS for k in metrics),
+        "queries": True,
+        "provenance": True,
+    }
+    page.shown = [(key, title) for key, title in SECTIONS if present.get(key, key in data)]
+    return page
+
+
+def _json_for_script(data: Any) -> str:
+    """JSON that cannot end its ``<script>`` element early."""
+    text = dumps(data)
+    return text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
+
+
+def render_report(
+    results_dir: str | Path,
+    *,
+    history: Sequence[HistoryEntry] | None = None,
+    views: Mapping[str, Any] | None = None,
+) -> str:
+    """Render a results folder as one HTML page (returned as a string).
+
+    ``history`` is every recorded run; the page keeps those of the same suite and dataset.
+    ``views``: see :func:`build_page`.
+    """
+    page = build_page(results_dir, history=history, views=views)
+    env = jinja2.Environment(
+        loader=jinja2.PackageLoader("ragmeter.report", "templates"),
+        autoescape=True,
+        undefined=jinja2.StrictUndefined,
+        keep_trailing_newline=True,
+    )
+    return env.get_template("report.html.j2").render(
+        page=page,
+        m=page.metrics,
         version=__version__,
-        results_version=metrics.get("provenance", {}).get("ragmeter_version", ""),
-        n_queries=metrics.get("n_queries", 0),
-        n_missing_output=metrics.get("n_missing_output", 0),
-        quality=[r for r in summary if not r["operational"]],
-        operational=[r for r in summary if r["operational"]],
-        breakdowns=_breakdowns(metrics),
-        reliability=metrics.get("judge_reliability"),
-        agentic_chart=_agentic_chart(metrics),
-        history_chart=_history_chart(history, names),
-        warnings=metrics.get("warnings", []),
-        extra_sections={
-            k: json.dumps(v, indent=2, ensure_ascii=False, default=str) for k, v in extra.items()
-        },
-        provenance=json.dumps(metrics.get("provenance", {}), indent=2, ensure_ascii=False, default=str),
-        config=json.dumps(loaded.config, indent=2, ensure_ascii=False, default=str) if loaded.config else "",
-        metric_names=names,
-        queries=_drilldown(rows, names),
-        n_queries_listed=len(rows),
-        n_queries_total=total,
-        fmt=_fmt,
+        **sections.tables(page.metrics, page.config, known=KNOWN_KEYS),
+        data_json=_json_for_script(page.data),
+        text_kinds=TEXT_KINDS,
+        style=_template("report.css"),
+        scripts=[_template(name) for name in SCRIPTS],
     )
 
 
@@ -237,8 +242,8 @@ def write_report(results_dir: str | Path, out: str | Path | None = None, **kwarg
     ``results_dir`` may also be the path of a ``metrics.json``; ``out`` may be a folder.
     The page is rendered before anything is written, so a bad results folder leaves no file behind.
     """
+    from ragmeter.io.atomic import write_text_atomic
+
     target = report_target(results_dir, out)
     page = render_report(results_dir, **kwargs)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    target.write_text(page, encoding="utf-8")
-    return target
+    return write_text_atomic(target, page)
