@@ -21,6 +21,7 @@ ALL_COMMANDS = [
     "report",
     "agentic",
     "synth",
+    "power",
     "cache",
     "calibrate",
     "mine",

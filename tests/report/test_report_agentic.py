@@ -62,7 +62,7 @@ def test_compare_two_agentic_results_is_paired_by_trace(agentic_json: Path, tmp_
     cand.write_text(json.dumps(data), encoding="utf-8")
     code, out, err = cli(["compare", str(agentic_json), str(cand), "--json"])
     assert code == 0, err
-    compared = json.loads(out)
+    (compared,) = json.loads(out)["comparisons"]
     assert compared["candidate"] == "cand"
     cg = next(row for row in compared["metrics"] if row["metric"] == "CG")
     scored = [t["trace_id"] for t in data["traces"] if t["status"] == "scored"]

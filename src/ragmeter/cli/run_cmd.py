@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.console import Console
@@ -11,6 +12,11 @@ from rich.console import Console
 from ragmeter.cli import app
 from ragmeter.cli.options import output_folder
 from ragmeter.errors import ConfigError
+
+if TYPE_CHECKING:
+    from ragmeter.executors.base import Executor
+    from ragmeter.harness.suite import LoadedSuite
+    from ragmeter.harness.suite_run import RunOutcome
 
 ExecutorOption = Annotated[
     str,
@@ -90,6 +96,9 @@ def run_command(
         from ragmeter.report.history import check_history
 
         check_history(history)
+    from ragmeter.harness.suite import load_suite
+
+    loaded = load_suite(suite)  # every problem a suite file can have, before anything starts
     runner = make_executor(executor, address=ray_address)
 
     err = Console(stderr=True, highlight=False, soft_wrap=True)
@@ -98,9 +107,29 @@ def run_command(
         if not quiet or message.startswith("warning:"):
             err.print(message, markup=False)
 
+    if loaded.suite.systems is not None:
+        try:
+            _run_systems(
+                loaded,
+                resume=resume,
+                fresh=fresh,
+                quiet=quiet,
+                as_json=as_json,
+                config=config,
+                results_dir=results_dir,
+                note=note,
+                runner=runner,
+                dims=dims,
+                report=report,
+                record=record,
+                history=history,
+            )
+        finally:
+            runner.close()
+        return
     try:
         outcome = run_suite(
-            suite,
+            loaded,
             resume=resume,
             fresh=fresh,
             quiet=quiet or as_json,
@@ -113,35 +142,118 @@ def run_command(
             note(executor_note(runner.describe()))
     finally:
         runner.close()
+    _note_summary(outcome, note)
+    if as_json:
+        typer.echo(outcome.result.to_json_text())
+    else:
+        print_result(outcome.result, Console(), err, breakdowns=dims)
+    name = outcome.suite.suite.name
+    if record:
+        _record(outcome, history, label=name)
+    if report:
+        note(f"report: {_write_report(outcome.results_dir, history)}")
+    written = [name for name in RUN_FILES if (outcome.results_dir / name).is_file()]
+    note(f"results: {outcome.results_dir}/ ({', '.join(written)})")
+    if outcome.all_failed:
+        raise ConfigError(f"every call to {outcome.system} failed; first: {outcome.summary.first_errors[0]}")
+
+
+def _note_summary(outcome: RunOutcome, note: Callable[[str], None], prefix: str = "") -> None:
     summary = outcome.summary
-    asked = f"asked {summary.n_called} question(s) in {summary.elapsed_seconds:.1f} s"
+    asked = f"{prefix}asked {summary.n_called} question(s) in {summary.elapsed_seconds:.1f} s"
     if summary.n_resumed:
         asked += f" ({summary.n_resumed} answered before)"
     counts = f"{summary.n_ok} ok, {summary.n_errors} failed, {summary.n_timeouts} timed out, {summary.n_empty} empty"
     note(f"{asked}: {counts}")
     for line in summary.first_errors:
         note(f"  failed: {line}")
-    if as_json:
-        typer.echo(outcome.result.to_json_text())
+
+
+def _record(outcome: RunOutcome, history: Path | None, *, label: str) -> None:
+    from ragmeter.report.history import default_history_path, record_run
+
+    db = history or default_history_path()
+    record_run(outcome.result, db=db, label=label, source=str(outcome.results_dir), suite=label)
+
+
+def _write_report(results: Path, history: Path | None, **kwargs: Any) -> Path:
+    from ragmeter.report.history import default_history_path, load_history
+    from ragmeter.report.html import write_report
+
+    db = history or default_history_path()
+    return write_report(results, history=load_history(db) if db.exists() else None, **kwargs)
+
+
+def _run_systems(
+    loaded: LoadedSuite,
+    *,
+    resume: bool,
+    fresh: bool,
+    quiet: bool,
+    as_json: bool,
+    config: Path | None,
+    results_dir: Path | None,
+    note: Callable[[str], None],
+    runner: Executor,
+    dims: list[str] | None,
+    report: bool,
+    record: bool,
+    history: Path | None,
+) -> None:
+    """``ragmeter run`` of a suite with several systems: one folder each, then the comparison."""
+    from ragmeter.cli.render import print_result
+    from ragmeter.harness.multi_run import run_systems
+    from ragmeter.report.compare_tables import grid_text, legend, summary_grid
+
+    outcome = run_systems(
+        loaded,
+        resume=resume,
+        fresh=fresh,
+        quiet=quiet or as_json,
+        config=config,
+        results_dir=results_dir,
+        notify=note,
+        executor=runner,
+    )
+    if runner.remote:
+        note(executor_note(runner.describe()))
+    suite_name = loaded.suite.name
+    for name, system in outcome.outcomes.items():
+        _note_summary(system, note, prefix=f"{name}: ")
+        if record:
+            _record(system, history, label=f"{suite_name}/{name}")
+        if report:
+            _write_report(system.results_dir, history)
+    mc = outcome.comparison
+    if mc is None:  # a single entry under systems: nothing to compare
+        (system,) = outcome.outcomes.values()
+        if as_json:
+            typer.echo(system.result.to_json_text())
+        else:
+            print_result(system.result, Console(), Console(stderr=True), breakdowns=dims)
+    elif as_json:
+        typer.echo(mc.to_json())
     else:
-        print_result(outcome.result, Console(), err, breakdowns=dims)
-    if record:
-        from ragmeter.report.history import default_history_path, load_history, record_run
-
-        db = history or default_history_path()
-        name = outcome.suite.suite.name
-        record_run(outcome.result, db=db, label=name, source=str(outcome.results_dir), suite=name)
-    if report:
-        from ragmeter.report.history import default_history_path, load_history
-        from ragmeter.report.html import write_report
-
-        db = history or default_history_path()
-        page = write_report(outcome.results_dir, history=load_history(db) if db.exists() else None)
-        note(f"report: {page}")
-    written = [name for name in RUN_FILES if (outcome.results_dir / name).is_file()]
+        console = Console()
+        console.print(f"{mc.n_shared_queries} questions, {len(mc.systems)} systems", highlight=False)
+        console.print(grid_text(summary_grid(mc), width=console.width), highlight=False, markup=False)
+        for line in legend(mc)[:2]:
+            console.print(line, highlight=False, markup=False)
+        for line in mc.notes:
+            console.print(f"note: {line}", highlight=False, markup=False, soft_wrap=True)
+    written = [*outcome.outcomes]
+    if mc is not None:
+        written.append(outcome.comparison_path.name)
+        if report:
+            links = {name: f"{name}/report.html" for name in outcome.outcomes}
+            page = mc.write_html(outcome.results_dir / "report.html", links=links)
+            written.append(page.name)
+            note(f"report: {page}")
     note(f"results: {outcome.results_dir}/ ({', '.join(written)})")
-    if outcome.all_failed:
-        raise ConfigError(f"every call to {outcome.system} failed; first: {summary.first_errors[0]}")
+    failed = [o for o in outcome.outcomes.values() if o.all_failed]
+    if failed:
+        first = failed[0]
+        raise ConfigError(f"every call to {first.system} failed; first: {first.summary.first_errors[0]}")
 
 
 def executor_note(info: dict[str, object]) -> str:

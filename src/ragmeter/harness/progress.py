@@ -9,6 +9,8 @@ stderr is not a TTY or ``quiet`` is set.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from rich.console import Console
 from rich.progress import (
     BarColumn,
@@ -39,24 +41,33 @@ class RateColumn(ProgressColumn):
         return Text(f"{1 / speed:.1f} s/q", style="progress.data.speed")
 
 
-class RichProgress:
-    """The progress bar; failures and timeouts are counted in its label."""
+def _bars(console: Console) -> Progress:
+    return Progress(
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        RateColumn(),
+        TimeElapsedColumn(),
+        TextColumn("eta"),
+        TimeRemainingColumn(),
+        console=console,
+        transient=False,
+    )
 
-    def __init__(self, console: Console, *, label: str = "asking") -> None:
+
+class RichProgress:
+    """The progress bar; failures and timeouts are counted in its label.
+
+    Given a ``shared`` rich ``Progress`` (several systems asked at once), the bar is one of
+    its tasks and the group starts and stops the display.
+    """
+
+    def __init__(self, console: Console, *, label: str = "asking", shared: Progress | None = None) -> None:
         self._label = label
         self._failed = 0
         self._timeouts = 0
-        self._progress = Progress(
-            TextColumn("{task.description}"),
-            BarColumn(),
-            MofNCompleteColumn(),
-            RateColumn(),
-            TimeElapsedColumn(),
-            TextColumn("eta"),
-            TimeRemainingColumn(),
-            console=console,
-            transient=False,
-        )
+        self._own = shared is None
+        self._progress = shared or _bars(console)
         self._task: TaskID | None = None
 
     def _description(self) -> str:
@@ -69,7 +80,8 @@ class RichProgress:
 
     def start(self, total: int, completed: int) -> None:
         """Show the bar; questions done by an earlier run count as completed."""
-        self._progress.start()
+        if self._own:
+            self._progress.start()
         self._task = self._progress.add_task(self._description(), total=total, completed=completed)
 
     def advance(self, record: CallRecord) -> None:
@@ -84,7 +96,31 @@ class RichProgress:
 
     def stop(self) -> None:
         """Remove the live display (the last state stays on screen)."""
-        self._progress.stop()
+        if self._own:
+            self._progress.stop()
+
+
+class ProgressGroup:
+    """One bar per system when several are asked at once (a context manager around the asking)."""
+
+    def __init__(self, labels: Sequence[str], *, quiet: bool, console: Console | None = None) -> None:
+        console = console or Console(stderr=True)
+        self._shared = None if quiet or not console.is_terminal else _bars(console)
+        self.sinks: dict[str, ProgressSink] = {
+            label: NoProgress()
+            if self._shared is None
+            else RichProgress(console, label=label, shared=self._shared)
+            for label in labels
+        }
+
+    def __enter__(self) -> ProgressGroup:
+        if self._shared is not None:
+            self._shared.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self._shared is not None:
+            self._shared.stop()
 
 
 def make_progress(*, quiet: bool, console: Console | None = None) -> ProgressSink:

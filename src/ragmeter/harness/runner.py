@@ -23,6 +23,7 @@ those questions are *not* recorded, so ``--resume`` asks them again.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import random
 import time
 from collections import deque
@@ -200,8 +201,10 @@ class _Run:
         journal: Journal,
         progress: ProgressSink,
         n_pending: int,
+        slots: asyncio.Semaphore | None = None,
     ) -> None:
         self.adapter = adapter
+        self.slots = slots
         self.settings = settings
         self.journal = journal
         self.progress = progress
@@ -217,8 +220,10 @@ class _Run:
             attempt += 1
             started = time.perf_counter()
             try:
-                async with asyncio.timeout(settings.timeout_seconds):
-                    raw = await self.adapter.call(sample, k=k)
+                async with self.slots or contextlib.nullcontext():  # shared by several systems' runs
+                    started = time.perf_counter()
+                    async with asyncio.timeout(settings.timeout_seconds):
+                        raw = await self.adapter.call(sample, k=k)
                 latency = time.perf_counter() - started
                 output = finish_output(raw)
             except TimeoutError as exc:  # ours (no message) or the system's own client's (with one)
@@ -286,14 +291,16 @@ async def run_calls(
     settings: RunSettings,
     journal: Journal,
     progress: ProgressSink | None = None,
+    slots: asyncio.Semaphore | None = None,
 ) -> RunSummary:
     """Ask ``samples`` with up to ``settings.concurrency`` calls at a time; append each outcome to ``journal``.
 
-    The adapter must be started. Raises :class:`RunAborted` when the system
-    refuses every connection; whatever was recorded before stays recorded.
+    ``slots``, when given, is a limit shared with other runs (several systems asked at once):
+    each call holds one of its slots. The adapter must be started. Raises :class:`RunAborted`
+    when the system refuses every connection; whatever was recorded before stays recorded.
     """
     sink = progress or NoProgress()
-    run = _Run(adapter, settings, journal, sink, len(samples))
+    run = _Run(adapter, settings, journal, sink, len(samples), slots)
     run.summary.n_samples = len(samples)
     pending = deque(samples)
     started = time.perf_counter()
@@ -325,13 +332,16 @@ async def call_all(
     progress: ProgressSink,
     total: int,
     done: int,
+    slots: asyncio.Semaphore | None = None,
 ) -> RunSummary:
     """Start the adapter, ask ``pending`` (:func:`run_calls`) with progress, and close the adapter."""
     await adapter.start()
     try:
         progress.start(total, done)
         try:
-            return await run_calls(pending, adapter, settings=settings, journal=journal, progress=progress)
+            return await run_calls(
+                pending, adapter, settings=settings, journal=journal, progress=progress, slots=slots
+            )
         finally:
             progress.stop()
     finally:

@@ -31,9 +31,9 @@ from collections.abc import Sequence
 import numpy as np
 from pydantic import BaseModel, Field
 
+from ragmeter.report import DEFAULT_RESAMPLES
 from ragmeter.report.power import ALPHA, POWER, Power, paired_power
 from ragmeter.report.stats import (
-    DEFAULT_RESAMPLES,
     benjamini_hochberg,
     bootstrap_ci,
     effect_size,

@@ -18,6 +18,7 @@ markdown``/``latex``/``json``/``html`` and ``ragmeter.compare(...).to_text()`` a
 ...                       n_queries=len(values), n_scored={}, n_skipped={})
 >>> mc = compare([run([0] * 20), run([1] * 20)], names=["bm25", "dense"], breakdowns=False)
 >>> print(render_text(mc).split("\\n\\n")[0])
+2 runs on 20 shared queries (baseline: bm25)
 metric  a bm25   b dense
 hit@1   0.0000  1.0000ᵃ*
 """
@@ -25,6 +26,7 @@ hit@1   0.0000  1.0000ᵃ*
 from __future__ import annotations
 
 import math
+import textwrap
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -67,9 +69,9 @@ class Cell:
     marks: str = ""
     """Letters of the runs this value is significantly better than."""
     flag: bool = False
-    """A significant delta."""
-    worse: bool = False
-    """A delta in the metric's worse direction."""
+    """Significant (a delta, or an adjusted p-value)."""
+    tone: str = ""
+    """``better`` or ``worse``: a significant delta's direction (the HTML colours it)."""
     title: str = ""
     """A longer explanation (the HTML tooltip)."""
 
@@ -100,14 +102,8 @@ def _delta_text(metric: str, value: float | None) -> str:
         return "—"
     unit = metric_unit(metric)
     text = format_number(abs(value), unit)
-    sign = "+" if value > 0 else "−" if value < 0 and text.strip("0.,") else "±"
+    sign = "" if not text.strip("0.,") else "+" if value > 0 else "−"
     return f"{sign}{text}" + (f" {unit.suffix}" if unit.suffix else "")
-
-
-def _row_label(metric: str, statistic: str) -> str:
-    if statistic in ("mean", ""):
-        return metric
-    return f"{metric} ({statistic})"
 
 
 def summary_grid(mc: MultiComparison) -> Grid:
@@ -120,7 +116,7 @@ def summary_grid(mc: MultiComparison) -> Grid:
         distinct = len(present) > 1 and max(present) - min(present) > 1e-12 * max(1.0, max(map(abs, present)))
         cells = [
             Cell(
-                _row_label(row.metric, row.statistic),
+                row.metric,
                 title="higher is better" if row.higher_is_better else "lower is better",
             )
         ]
@@ -137,6 +133,12 @@ def summary_grid(mc: MultiComparison) -> Grid:
             )
         grid.rows.append(cells)
     return grid
+
+
+def _tone(delta: float | None, higher_is_better: bool) -> str:
+    if not delta:
+        return ""
+    return "better" if (delta > 0) == higher_is_better else "worse"
 
 
 def _p_text(m: MetricComparison, adjusted: bool) -> Cell:
@@ -177,7 +179,6 @@ def pair_grid(mc: MultiComparison, comparison: Comparison) -> Grid:
     ]
     grid = Grid("pair", f"{comparison.candidate} vs {comparison.baseline}", columns)
     for m in comparison.metrics:
-        worse = m.delta is not None and m.delta != 0 and (m.delta > 0) != m.higher_is_better
         ci = (
             "—"
             if m.ci_low is None or m.ci_high is None
@@ -185,10 +186,14 @@ def pair_grid(mc: MultiComparison, comparison: Comparison) -> Grid:
         )
         grid.rows.append(
             [
-                Cell(_row_label(m.metric, m.statistic)),
+                Cell(m.metric),
                 Cell(_value_text(m.metric, m.baseline_mean)),
                 Cell(_value_text(m.metric, m.candidate_mean)),
-                Cell(_delta_text(m.metric, m.delta), flag=bool(m.significant), worse=worse),
+                Cell(
+                    _delta_text(m.metric, m.delta),
+                    flag=bool(m.significant),
+                    tone=_tone(m.delta, m.higher_is_better) if m.significant else "",
+                ),
                 Cell(ci),
                 _p_text(m, adjusted=False),
                 _p_text(m, adjusted=True),
@@ -232,7 +237,7 @@ def breakdown_grids(mc: MultiComparison) -> list[Grid]:
                         Cell(
                             _delta_text(metric, cell.delta),
                             flag=cell.significant,
-                            worse=cell.delta != 0 and (cell.delta > 0) != hib,
+                            tone=_tone(cell.delta, hib) if cell.significant else "",
                             title=f"{cell.n} queries, p ({mc.correction}) = {p}",
                         )
                     )
@@ -243,14 +248,14 @@ def breakdown_grids(mc: MultiComparison) -> list[Grid]:
 
 def legend(mc: MultiComparison) -> list[str]:
     """What the marks and columns mean, in words."""
-    test = "paired permutation test (exact when the sign patterns can be enumerated)"
+    test = "paired permutation test"
     who = "the baseline" if mc.pairs == "baseline" and len(mc.systems) > 2 else "each other run"
     lines = [
         f"Baseline: {letter(mc.systems.index(mc.baseline))} {mc.baseline}. "
         f"Values: each run's mean over the {mc.n_shared_queries} queries all runs share "
         "(a percentile for latency_pNN; totals for metrics with no per-query values, not tested).",
         f"Superscript letters: significantly better than that run ({test} against {who}; "
-        f"{_correction_name(mc.correction)} across all {mc.family_size} tests of the table; α = {mc.alpha:g}). "
+        f"{_correction_name(mc.correction)} across {_tests(mc.family_size)} of the table; α = {mc.alpha:g}). "
         "Bold (* in plain text): the best value.",
         f"Pairs: delta = candidate − baseline with its {mc.confidence:.0%} bootstrap CI "
         f"({mc.n_resamples:,} resamples); d_z = mean delta / sd of the deltas; +/−/= queries better, "
@@ -261,9 +266,13 @@ def legend(mc: MultiComparison) -> list[str]:
     if mc.breakdowns:
         lines.append(
             f"Breakdowns: the paired delta in each group; {DAGGER} = significant "
-            f"({_correction_name(mc.correction)} across the {mc.breakdown_family_size} breakdown cells)."
+            f"({_correction_name(mc.correction)} across {_tests(mc.breakdown_family_size)} of breakdown cells)."
         )
     return lines
+
+
+def _tests(n: int) -> str:
+    return "the 1 test" if n == 1 else f"all {n:,} tests"
 
 
 def _correction_name(correction: str) -> str:
@@ -315,15 +324,33 @@ def grid_text(grid: Grid, *, width: int = 100, title: bool = True) -> str:
     return "\n".join([*head, "\n\n".join(blocks)])
 
 
+def _wrapped(lines: Sequence[str], width: int) -> str:
+    return "\n".join(textwrap.fill(line, width=max(width, 40), break_on_hyphens=False) for line in lines)
+
+
+def got_worse_lines(mc: MultiComparison) -> list[str]:
+    """Per pair and metric, the queries that got worse the most: ``hit@5 (b vs a) got worse most: q3 (−1.0000), …``."""
+    lines = []
+    for c in mc.comparisons:
+        for m in c.metrics:
+            if m.regressed:
+                worst = ", ".join(f"{ch.id} ({_delta_text(m.metric, ch.delta)})" for ch in m.regressed)
+                lines.append(f"{m.metric} ({c.candidate} vs {c.baseline}) got worse most: {worst}")
+    return lines
+
+
 def render_text(mc: MultiComparison, *, width: int = 100, details: bool = True) -> str:
-    """The whole comparison as plain text: summary, legend, each pair, breakdowns, notes."""
-    parts = [grid_text(summary_grid(mc), width=width)]
+    """The whole comparison as plain text: summary, legend, each pair, breakdowns, notes (lines fit ``width``)."""
+    summary = summary_grid(mc)
+    parts = [f"{summary.title} (baseline: {mc.baseline})\n" + grid_text(summary, width=width)]
     if details:
         parts.extend(grid_text(pair_grid(mc, c), width=width) for c in mc.comparisons)
         parts.extend(grid_text(g, width=width) for g in breakdown_grids(mc))
-    parts.append("\n".join(legend(mc)))
-    if mc.notes:
+    parts.append(_wrapped(legend(mc), width))
+    if mc.notes:  # not wrapped: a note is searched for as a whole
         parts.append("\n".join(f"note: {n}" for n in mc.notes))
+    if details and got_worse_lines(mc):
+        parts.append(_wrapped(got_worse_lines(mc), width))
     return "\n\n".join(parts) + "\n"
 
 

@@ -221,28 +221,33 @@ def detectability_warning(rule: Rule, paired: MetricComparison) -> str | None:
     if power is None or paired.baseline_mean is None:
         return None
     size = abs(rule.threshold * paired.baseline_mean) if rule.mode == "relative" else abs(rule.threshold)
-    if power.mde is not None and size >= power.mde:
+    if size > 0 and power.detects(size):
         return None
     direction = "drop" if rule.threshold < 0 or (rule.threshold == 0 and rule.op in ("<", "<=")) else "rise"
     n = power.n
     if size == 0:
-        what = (
-            f"a {direction} in {rule.metric} smaller than {_short(power.mde)}" if power.mde else "any change"
-        )
-        return f"with {n} questions {what} cannot be told from noise [{rule.text}]"
+        if power.mde is None:
+            return None
+        what = f"a {direction} in {rule.metric} smaller than {_short(power.mde)}"
+        return f"with {questions(n)} {what} cannot be told from noise [{rule.text}]"
     shown = f"{abs(rule.threshold) * 100:g}% ({_short(size)})" if rule.mode == "relative" else _short(size)
-    text = f"with {n} questions a {direction} of {shown} in {rule.metric} cannot be told from noise"
+    text = f"with {questions(n)} a {direction} of {shown} in {rule.metric} cannot be told from noise"
     needed = power.queries_for(size)
     if needed is not None:
-        text += f"; about {needed:,} questions would be needed"
+        text += f"; about {questions(needed)} would be needed"
     if power.mde is not None:
         text += (
-            f" (the smallest change {n} questions detect with {power.power:.0%} power "
+            f" (the smallest change {questions(n)} detect with {power.power:.0%} power "
             f"at α = {power.alpha:g} is {_short(power.mde)})"
         )
     elif power.reason:
         text += f" ({power.reason})"
     return f"{text} [{rule.text}]"
+
+
+def questions(n: int) -> str:
+    """``1 question``, ``1,200 questions``."""
+    return f"{n:,} question" + ("" if n == 1 else "s")
 
 
 def _short(value: float | None) -> str:

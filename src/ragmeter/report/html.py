@@ -43,6 +43,7 @@ from ragmeter.report.text_budget import dumps
 from ragmeter.report.units import is_operational, metric_direction, metric_unit
 
 SECTIONS = (
+    ("compare", "Compare"),
     ("summary", "Summary"),
     ("breakdowns", "Breakdowns"),
     ("operations", "Operations"),
@@ -55,7 +56,7 @@ SECTIONS = (
     ("provenance", "Provenance"),
 )
 """Every section in page order: its id (and partial ``_<id>.html.j2``) and its title."""
-SCRIPTS = ("report.js",)
+SCRIPTS = ("report.js", "compare.js")
 """The page's scripts, inlined in this order (``templates/``)."""
 HEADLINE_METRICS = 4
 """Metric columns of the query table (the most-scored quality metrics); the drill-down shows all."""

@@ -35,6 +35,7 @@ import numpy as np
 from pydantic import BaseModel, Field, PrivateAttr
 
 from ragmeter.errors import ConfigError, InputError
+from ragmeter.report import DEFAULT_RESAMPLES
 from ragmeter.report.compare import (
     CORRECTIONS,
     Comparison,
@@ -43,8 +44,9 @@ from ragmeter.report.compare import (
     compare_results,
     higher_is_better,
 )
+from ragmeter.report.gate import questions
 from ragmeter.report.power import ALPHA, POWER
-from ragmeter.report.stats import DEFAULT_RESAMPLES, benjamini_hochberg, holm, permutation_pvalue
+from ragmeter.report.stats import benjamini_hochberg, holm, permutation_pvalue
 from ragmeter.report.units import is_operational
 from ragmeter.results import EvalResult
 
@@ -512,19 +514,17 @@ def _correct_cells(cells: Sequence[BreakdownCell], correction: str, alpha: float
 
 
 def _power_notes(comparisons: Sequence[Comparison], delta: float | None) -> list[str]:
-    """Notes on metrics that cannot be tested, and (with ``delta``) those that cannot detect it."""
+    """With ``delta`` (a change that matters), a note for each metric and pair that cannot detect it."""
     notes: list[str] = []
     for c in comparisons:
         for m in c.metrics:
-            if m.untestable:
-                notes.append(f"{m.metric} ({c.candidate} vs {c.baseline}): {m.untestable}")
             p = m.power
             if delta is None or p is None or p.detects(delta):
                 continue
-            text = f"with {p.n} questions a change of {abs(delta):g} in {m.metric} cannot be told from noise"
+            text = f"with {questions(p.n)} a change of {abs(delta):g} in {m.metric} cannot be told from noise"
             needed = p.queries_for(delta)
             if needed is not None:
-                text += f"; about {needed:,} questions would be needed"
+                text += f"; about {questions(needed)} would be needed"
             mde = f"MDE {p.mde:.3g}" if p.mde is not None else (p.reason or "no MDE")
             notes.append(f"{text} ({c.candidate} vs {c.baseline}: {mde})")
     return notes

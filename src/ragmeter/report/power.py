@@ -243,16 +243,22 @@ def mcnemar_n(psi: float, delta: float, *, alpha: float = ALPHA, power: float = 
 def mcnemar_mde(psi: float, n: int, *, alpha: float = ALPHA, power: float = POWER) -> float | None:
     """The smallest p10 - p01 McNemar's test detects with ``n`` queries and discordant share ``psi``.
 
-    ``None`` when even every discordant pair going one way (δ = ψ) would not be detected.
+    A change δ needs at least δ of the queries to disagree, so the share used for a δ above
+    ``psi`` is δ itself. ``None`` when not even a change of 1 (every query better) would be
+    detected.
 
-    >>> round(mcnemar_mde(0.1, 1000), 3), mcnemar_mde(0.05, 20)
-    (0.028, None)
+    >>> round(mcnemar_mde(0.1, 1000), 3), round(mcnemar_mde(0.05, 20), 3)
+    (0.028, 0.348)
     """
     if not 0 < psi <= 1:
         raise ValueError(f"the discordant share must be in (0, 1], got {psi}")
-    if _mcnemar_n_exact(psi, psi, alpha, power) > n:
+
+    def needed(delta: float) -> float:
+        return _mcnemar_n_exact(max(psi, delta), delta, alpha, power)
+
+    if needed(1.0) > n:
         return None
-    return _solve(lambda d: n - _mcnemar_n_exact(psi, d, alpha, power), 1e-12, psi)
+    return _solve(lambda d: n - needed(d), 1e-12, 1.0)
 
 
 def mcnemar_power(psi: float, delta: float, n: int, *, alpha: float = ALPHA) -> float:
@@ -299,8 +305,14 @@ class Power(BaseModel):
         return t_power(abs(delta) / self.spread, self.n, alpha=self.alpha)
 
     def detects(self, delta: float) -> bool:
-        """Whether a change of ``delta`` is at least the MDE."""
-        return self.mde is not None and abs(delta) >= self.mde
+        """Whether a change of ``delta`` can be told from noise: at least the MDE.
+
+        Unknown (no spread to judge by: every difference alike) counts as detectable unless
+        there are too few queries for any test.
+        """
+        if self.mde is None:
+            return self.spread is None and not too_few_to_test(self.n, alpha=self.alpha)
+        return abs(delta) >= self.mde
 
 
 def is_binary(*arrays: Sequence[float] | NDArray[np.float64]) -> bool:
@@ -321,6 +333,16 @@ def _sd(values: NDArray[np.float64]) -> float:
 
 def _finish(method: Method, n: int, spread: float, alpha: float, power: float) -> Power:
     binary = "McNemar" in method
+    if n < 2 or too_few_to_test(n, alpha=alpha):
+        return Power(
+            method=method,
+            n=n,
+            spread=spread if spread > 0 else None,
+            alpha=alpha,
+            power=power,
+            mde=None,
+            reason=f"{n} {'query is' if n == 1 else 'queries are'} too few for any test to reach α = {alpha:g}",
+        )
     if spread <= 0:
         what = "the runs never disagree on any query" if binary else "no query's value varies"
         return Power(
@@ -332,19 +354,9 @@ def _finish(method: Method, n: int, spread: float, alpha: float, power: float) -
             mde=None,
             reason=f"{what}: the spread of the differences is unknown",
         )
-    if n < 2 or too_few_to_test(n, alpha=alpha):
-        return Power(
-            method=method,
-            n=n,
-            spread=spread,
-            alpha=alpha,
-            power=power,
-            mde=None,
-            reason=f"{n} queries are too few for any test to reach α = {alpha:g}",
-        )
     if binary:
         mde = mcnemar_mde(spread, n, alpha=alpha, power=power)
-        reason = None if mde is not None else f"{n} queries cannot detect any change at this disagreement"
+        reason = None if mde is not None else f"{n} queries cannot detect even a change of 1"
         return Power(method=method, n=n, spread=spread, alpha=alpha, power=power, mde=mde, reason=reason)
     mde = mde_t(spread, n, alpha=alpha, power=power)
     return Power(method=method, n=n, spread=spread, alpha=alpha, power=power, mde=mde)

@@ -34,8 +34,8 @@ from collections.abc import Callable, Sequence
 import numpy as np
 from numpy.typing import NDArray
 
-DEFAULT_RESAMPLES = 10_000
-"""Bootstrap resamples and Monte Carlo permutations everywhere (CLI, Python API, pytest helpers)."""
+from ragmeter.report import DEFAULT_RESAMPLES
+
 EXACT_LIMIT = 16
 """Up to this many differing pairs the percentile test enumerates all 2^n swap patterns."""
 EXACT_SUPPORT = 1 << 16
