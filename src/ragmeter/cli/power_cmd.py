@@ -7,9 +7,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
-from rich import box
 from rich.console import Console
-from rich.table import Table
 
 from ragmeter.cli import app
 from ragmeter.cli.options import finite
@@ -34,9 +32,10 @@ def metric_powers(
     from ragmeter.errors import ConfigError
     from ragmeter.report.compare import aggregate_percentile, canonical_metric_name
     from ragmeter.report.power import one_run_power, paired_power
+    from ragmeter.report.units import is_operational
 
     available = list(dict.fromkeys(m for values in baseline.per_query.values() for m in values))
-    names = available
+    names = [m for m in available if not is_operational(m)]  # quality metrics unless asked for
     if metrics:
         names = []
         for requested in metrics:
@@ -127,22 +126,13 @@ def power_command(
     if as_json:
         typer.echo(json.dumps({"alpha": alpha, "power": power, "metrics": rows, "notes": notes}, indent=2))
         return
-    console = Console()
+    from ragmeter.report.compare_tables import Cell, Grid, grid_text
+
     mode = f"paired: {cand.label} vs {base.label}" if cand else f"one run: {base.label}"
-    table = Table(
-        title=f"what the test set can detect ({mode}; α = {alpha:g}, power {power:.0%})",
-        title_justify="left",
-        box=box.SIMPLE_HEAD,
-        pad_edge=False,
-        collapse_padding=True,
-    )
     columns = ["metric", "queries", "method", "spread", "MDE"]
     if delta is not None:
         columns += [f"queries for {delta:g}", f"power at {delta:g}"]
-    for col in columns:
-        table.add_column(
-            col, justify="left" if col in ("metric", "method") else "right", no_wrap=col == "metric"
-        )
+    grid = Grid("power", f"what the test set can detect ({mode}; α = {alpha:g}, power {power:.0%})", columns)
     for row in rows:
         spread = row["spread"]
         shown = (
@@ -154,18 +144,17 @@ def power_command(
         if delta is not None:
             needed = row["queries_needed"]
             cells += ["—" if needed is None else f"{needed:,}", _fmt(row["power_at_delta"], 2)]
-        table.add_row(*cells)
-    console.print(table)
+        grid.rows.append([Cell(text) for text in cells])
+    console = Console()
+    lines = [grid_text(grid, width=console.width), ""]
     for name, p in powers.items():
         if p.reason:
-            console.print(f"{name}: {p.reason}", highlight=False, soft_wrap=True)
+            lines.append(f"{name}: {p.reason}")
         elif delta is not None and not p.detects(delta):
             needed = p.queries_for(delta)
-            console.print(
+            lines.append(
                 f"with {questions(p.n)} a change of {abs(delta):g} in {name} cannot be told from noise"
-                + (f"; about {questions(needed)} would be needed" if needed else ""),
-                highlight=False,
-                soft_wrap=True,
+                + (f"; about {questions(needed)} would be needed" if needed else "")
             )
-    for note in notes:
-        console.print(f"note: {note}", highlight=False, soft_wrap=True)
+    lines.extend(f"note: {note}" for note in notes)
+    typer.echo("\n".join(lines).rstrip("\n"))

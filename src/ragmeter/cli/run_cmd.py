@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import textwrap
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
@@ -234,13 +235,12 @@ def _run_systems(
     elif as_json:
         typer.echo(mc.to_json())
     else:
-        console = Console()
-        console.print(f"{mc.n_shared_queries} questions, {len(mc.systems)} systems", highlight=False)
-        console.print(grid_text(summary_grid(mc), width=console.width), highlight=False, markup=False)
-        for line in legend(mc)[:2]:
-            console.print(line, highlight=False, markup=False)
-        for line in mc.notes:
-            console.print(f"note: {line}", highlight=False, markup=False, soft_wrap=True)
+        width = Console().width
+        lines = [f"{mc.n_shared_queries} questions, {len(mc.systems)} systems"]
+        lines.append(grid_text(summary_grid(mc), width=width))
+        lines.extend(textwrap.fill(line, width=max(width, 40)) for line in legend(mc)[:2])
+        lines.extend(f"note: {line}" for line in mc.notes)
+        typer.echo("\n".join(lines))
     written = [*outcome.outcomes]
     if mc is not None:
         written.append(outcome.comparison_path.name)

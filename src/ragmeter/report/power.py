@@ -333,6 +333,7 @@ def _sd(values: NDArray[np.float64]) -> float:
 
 def _finish(method: Method, n: int, spread: float, alpha: float, power: float) -> Power:
     binary = "McNemar" in method
+    one_run = method.startswith("one run")
     if n < 2 or too_few_to_test(n, alpha=alpha):
         return Power(
             method=method,
@@ -344,7 +345,13 @@ def _finish(method: Method, n: int, spread: float, alpha: float, power: float) -
             reason=f"{n} {'query is' if n == 1 else 'queries are'} too few for any test to reach α = {alpha:g}",
         )
     if spread <= 0:
-        what = "the runs never disagree on any query" if binary else "no query's value varies"
+        what = (
+            "every query has the same value"
+            if one_run
+            else "the runs never disagree on any query"
+            if binary
+            else "no query's value varies"
+        )
         return Power(
             method=method,
             n=n,

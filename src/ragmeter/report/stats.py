@@ -213,7 +213,7 @@ def min_attainable_pvalue(n_nonzero: int) -> float:
     """
     if n_nonzero <= 0:
         return 1.0
-    return min(1.0, 2.0 / 2.0**n_nonzero)
+    return min(1.0, 2.0 ** (1 - n_nonzero))
 
 
 def too_few_to_test(n_nonzero: int, *, alpha: float) -> bool:

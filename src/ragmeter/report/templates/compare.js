@@ -84,7 +84,7 @@
       var start = state.page * state.size, slice = list.slice(start, start + state.size);
       var head = [h("th", {"class": "id", text: "query"}), h("th", {"class": "q", text: "question"})];
       S.forEach(function (name, i) {
-        head.push(h("th", {"class": "num sys" + (i === s ? " cand" : ""), text: C.letters[i] + " " + name, title: name + (i === base ? " (baseline)" : "")}));
+        head.push(h("th", {"class": "num sys" + (i === s ? " cand" : i === base ? "" : " other"), text: C.letters[i] + " " + name, title: name + (i === base ? " (baseline)" : "")}));
       });
       head.push(h("th", {"class": "num delta", text: "Δ " + C.letters[s] + " − " + C.letters[base], title: metric.name + ": " + S[s] + " − " + S[base]}));
       var thead = root.querySelector("#c-table thead"), tbody = root.querySelector("#c-table tbody");
@@ -96,7 +96,7 @@
         var cells = [h("td", {"class": "id", text: r.id, title: r.id}), h("td", {"class": "q", text: r.q, title: r.q})];
         S.forEach(function (name, i) {
           var v = value(m, i, r);
-          cells.push(h("td", {"class": "num" + (i === s ? " cand" : "") + (v === null ? " empty" : ""), text: fmt(v, metric.unit)}));
+          cells.push(h("td", {"class": "num" + (i === s ? " cand" : i === base ? "" : " other") + (v === null ? " empty" : ""), text: fmt(v, metric.unit)}));
         });
         cells.push(h("td", {"class": "num delta" + (g > 0 ? " better" : g < 0 ? " worse" : ""), text: deltaText(m, d), "data-gain": g === null ? "" : g}));
         var tr = h("tr", {"class": "row" + (state.open[r.id] ? " open" : ""), tabindex: "0", "data-id": r.id, "aria-expanded": state.open[r.id] ? "true" : "false"}, cells);
