@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from ragmeter.errors import InputError
 from ragmeter.report.compare import (
     aggregate_percentile,
     canonical_metric_name,
@@ -140,13 +141,22 @@ def test_a_percentile_metric_is_compared_by_its_percentile() -> None:
 
 
 def test_a_metric_without_pairs_has_no_values() -> None:
-    base = {"a": {"mrr": None}, "b": {"mrr": 0.5}}
-    cand = {"a": {"mrr": 0.5}, "b": {"mrr": None}}
-    [m] = compare_results(run(base), run(cand)).metrics
+    base = {"a": {"mrr": None, "hit@5": 1.0}, "b": {"mrr": 0.5, "hit@5": 0.0}}
+    cand = {"a": {"mrr": 0.5, "hit@5": 1.0}, "b": {"mrr": None, "hit@5": 1.0}}
+    m = next(m for m in compare_results(run(base), run(cand)).metrics if m.metric == "mrr")
     assert m.n_pairs == 0
     assert (m.delta, m.p_value, m.p_adjusted, m.baseline_mean, m.ci_low) == (None, None, None, None, None)
-    [p95] = compare_results(run({"a": {"latency_p95": None}}), run({"a": {"latency_p95": 1.0}})).metrics
+    base = {"a": {"latency_p95": None, "hit@5": 1.0}}
+    cand = {"a": {"latency_p95": 1.0, "hit@5": 1.0}}
+    p95 = next(m for m in compare_results(run(base), run(cand)).metrics if m.metric == "latency_p95")
     assert p95.n_pairs == 0 and p95.statistic == "p95"
+
+
+def test_runs_with_no_paired_value_at_all_are_an_error() -> None:
+    base = {"a": {"mrr": None}, "b": {"mrr": 0.5}}
+    cand = {"a": {"mrr": 0.5}, "b": {"mrr": None}}
+    with pytest.raises(InputError, match="no query has a value for mrr in both"):
+        compare_results(run(base), run(cand))
 
 
 def test_metrics_are_compared_in_the_baseline_order_or_as_asked() -> None:

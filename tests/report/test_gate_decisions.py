@@ -45,6 +45,8 @@ def comparison(
         metrics=metrics,
         baseline_aggregate={m.metric: m.baseline_mean for m in metrics} | (base or {}),
         candidate_aggregate={m.metric: m.candidate_mean for m in metrics} | (cand or {}),
+        # A metric given only as aggregates has no per-query values: it exists only as totals.
+        totals_only=sorted((set(base or {}) | set(cand or {})) - {m.metric for m in metrics}),
     )
 
 
@@ -96,29 +98,29 @@ def test_an_absolute_rule_on_a_metric_only_the_candidate_has() -> None:
 def test_a_change_needs_the_metric_in_both_runs() -> None:
     c = comparison([], {"mrr": 0.5}, {"mrr": 0.5, "error_rate": 0.02})
     for rule in ("error_rate>+0.01", "error_rate>+5%"):
-        [(value, failed, reason)] = decide(c, rule)
-        assert value is None and failed
-        assert reason == f"FAIL: no value to compare for error_rate (it must be in both runs) [{rule}]"
-        [outcome] = check_rules(c, [parse_rule(rule)])
-        assert outcome.rule == parse_rule(rule)
+        with pytest.raises(ConfigError) as error:
+            check_rules(c, [parse_rule(rule)])
+        assert str(error.value) == (
+            f"gate rule '{rule}': base has no total for error_rate (it has no per-query values); "
+            "a gate never passes on nothing"
+        )
     c = comparison([], {"error_rate": 0.02}, {"error_rate": None})
-    [(value, failed, _)] = decide(c, "error_rate>+0.01")
-    assert value is None and failed
+    with pytest.raises(ConfigError, match="cand has no total for error_rate"):
+        check_rules(c, [parse_rule("error_rate>+0.01")])
 
 
-def test_a_relative_change_from_zero_has_no_value_and_fails() -> None:
+@pytest.mark.parametrize("rule", ["mrr<-5%", "error_rate>+5%"])
+def test_a_relative_change_from_zero_is_an_error(rule: str) -> None:
     c = comparison([paired("mrr", 0.0, 0.5, p=0.01)], {"error_rate": 0.0}, {"error_rate": 0.1})
-    for rule in ("mrr<-5%", "error_rate>+5%"):
-        [(value, failed, reason)] = decide(c, rule)
-        assert value is None and failed
-        assert reason.startswith("FAIL: no value to compare")
+    with pytest.raises(ConfigError, match=r"a relative change from a baseline .* of 0 is undefined"):
+        check_rules(c, [parse_rule(rule)])
 
 
-def test_a_rule_after_a_missing_value_is_still_checked() -> None:
+def test_a_missing_value_stops_the_gate_whatever_the_other_rules_say() -> None:
     c = comparison([paired("mrr", 0.5, 0.4, p=0.01)], {"error_rate": None}, {"error_rate": None})
-    outcomes = decide(c, "error_rate>+0.01", "mrr<-0.05")
-    assert [failed for _, failed, _ in outcomes] == [True, True]
-    assert outcomes[1][0] == pytest.approx(-0.1, abs=1e-15)
+    for rules in (["error_rate>+0.01", "mrr<-0.05"], ["mrr<-0.05", "error_rate>+0.01"]):
+        with pytest.raises(ConfigError, match="error_rate"):
+            check_rules(c, [parse_rule(r) for r in rules])
 
 
 def test_paired_changes_come_from_the_paired_comparison() -> None:
@@ -177,7 +179,10 @@ def test_alpha_only_matters_when_a_rule_is_hit() -> None:
 def test_alpha_on_totals_has_no_p_value_to_filter_by() -> None:
     [(_, failed, reason)] = decide(TOTALS, "error_rate>+0.005", alpha=0.05)
     assert failed
-    assert reason == "FAIL: error_rate changed by +0.0100 [error_rate>+0.005]"
+    assert reason == (
+        "FAIL: error_rate changed by +0.0100 [error_rate>+0.005] "
+        "(totals only: no per-query values to test significance on)"
+    )
 
 
 @pytest.mark.parametrize("alpha", [0.0, 1.0, -0.1, 1.5])
@@ -245,8 +250,8 @@ def test_junit_report_of_all_passing_rules() -> None:
     assert "<failure" not in xml
 
 
-def test_alpha_with_no_paired_query_fails_instead_of_crashing() -> None:
-    # Both runs have an aggregate, but no query has the metric in both: no p-value exists.
+def test_alpha_with_no_paired_query_is_an_error_not_a_crash() -> None:
+    # Both runs have an aggregate, but no query has the metric in both: there is nothing to compare.
     unpaired = MetricComparison(
         metric="mrr",
         higher_is_better=True,
@@ -259,10 +264,10 @@ def test_alpha_with_no_paired_query_fails_instead_of_crashing() -> None:
         p_value=None,
     )
     c = comparison([unpaired], {"mrr": 0.5}, {"mrr": 0.3})
-    [(value, failed, reason)] = decide(c, "mrr<-0.1", alpha=0.05)
-    assert value == pytest.approx(-0.2, abs=1e-15) and failed
-    assert reason == (
-        "FAIL: mrr changed by -0.2000 [mrr<-0.1] (no p-value: no query has the metric in both runs)"
+    with pytest.raises(ConfigError) as error:
+        check_rules(c, [parse_rule("mrr<-0.1")], alpha=0.05)
+    assert str(error.value) == (
+        "gate rule 'mrr<-0.1': no query has a value for mrr in both base and cand; a gate never passes on nothing"
     )
 
 
