@@ -11,6 +11,7 @@ import json
 import os
 import shutil
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -268,7 +269,7 @@ def test_long_names_and_many_groups_still_fit(browser: Any, tmp_path: Path) -> N
 # -- a comparison of three systems (one `ragmeter run` of a suite with `systems:`) ----------------------------
 
 
-@pytest.fixture(scope="session")  # before the module's browser: its event loop would stop the run's
+@pytest.fixture(scope="module")
 def three_systems(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """examples/compare.yaml's two systems and a third (small chunks), run together; the results folder."""
     examples = Path(__file__).resolve().parents[2] / "examples"
@@ -280,7 +281,9 @@ def three_systems(tmp_path_factory: pytest.TempPathFactory) -> Path:
     suite["systems"]["chunks-30"] = {**suite["systems"]["bm25-default"], "max_chunk_tokens": 30}
     suite["results_dir"] = str(root / "results")
     (root / "suite.yaml").write_text(yaml.safe_dump(suite, sort_keys=False), encoding="utf-8")
-    run_cli(["run", str(root / "suite.yaml"), "--quiet"])
+    # on a thread of its own: this thread may run the browser's event loop already
+    with ThreadPoolExecutor(1) as pool:
+        pool.submit(run_cli, ["run", str(root / "suite.yaml"), "--quiet"]).result()
     return root / "results"
 
 

@@ -86,11 +86,15 @@ def test_differences_of_size_1_give_the_exact_binomial_tail(n: int, positive: in
     exact = rademacher_tail(n, abs(2 * positive - n))
     assert 0.01 < exact < 0.99
     for n_permutations in (100, 20_000):  # no sampling: the resamples play no part
-        assert permutation_pvalue(diffs, n_permutations=n_permutations, seed=7) == pytest.approx(exact, rel=1e-9)
+        assert permutation_pvalue(diffs, n_permutations=n_permutations, seed=7) == pytest.approx(
+            exact, rel=1e-9
+        )
 
 
 @pytest.mark.parametrize(("n", "n_permutations"), [(17, 4000), (40, 4000), (300, 10_000)])
-def test_a_sampled_p_value_is_b_plus_one_over_B_plus_one_near_the_reference(n: int, n_permutations: int) -> None:
+def test_a_sampled_p_value_is_b_plus_one_over_B_plus_one_near_the_reference(
+    n: int, n_permutations: int
+) -> None:
     # Continuous differences: sampled (n = 300 in several chunks); scipy's permutation test as reference.
     diffs = np.random.default_rng(n).normal(0.3 / n**0.5, 0.3, n)  # about 1 standard error from 0
     p = permutation_pvalue(diffs, n_permutations=n_permutations, seed=7)

@@ -368,9 +368,14 @@ def _baseline_index(baseline: str | int | None, labels: list[str]) -> int:
             raise ConfigError(f"baseline index {baseline} is out of range (0..{len(labels) - 1})")
         return baseline
     name = str(baseline)
-    matches = [i for i, label in enumerate(labels) if label == name or label.endswith(f"/{name}")]
-    if len(matches) != 1:
+    exact = [i for i, label in enumerate(labels) if label == name]
+    matches = exact or [i for i, label in enumerate(labels) if label.endswith(f"/{name}")]
+    if not matches:
         raise ConfigError(f"--baseline {name!r}: not one of the runs ({', '.join(labels)})")
+    if len(matches) > 1:
+        raise ConfigError(
+            f"--baseline {name!r} matches several runs ({', '.join(labels[i] for i in matches)})"
+        )
     return matches[0]
 
 
