@@ -10,7 +10,7 @@ import typer
 from rich.console import Console
 
 from ragmeter.cli import app
-from ragmeter.cli.options import finite
+from ragmeter.cli.options import check_level, finite
 
 if TYPE_CHECKING:
     from ragmeter.report.power import Power
@@ -103,9 +103,8 @@ def power_command(
     from ragmeter.report.gate import questions
     from ragmeter.report.results_dir import load_results
 
-    for option, value in (("--alpha", alpha), ("--power", power)):
-        if not 0 < value < 1:
-            raise ConfigError(f"{option} must be between 0 and 1 (exclusive), got {value:g}")
+    check_level("--alpha", alpha)
+    check_level("--power", power)
     if delta is not None and delta == 0:
         raise ConfigError("--delta must not be 0: a change of 0 cannot be detected")
     if not 1 <= len(results) <= 2:

@@ -13,7 +13,7 @@ from rich.console import Console
 from rich.table import Table
 
 from ragmeter.cli import app
-from ragmeter.cli.options import finite
+from ragmeter.cli.options import check_level, finite
 from ragmeter.cli.render import fmt_value, split_columns
 from ragmeter.report import DEFAULT_RESAMPLES
 
@@ -95,8 +95,8 @@ def compare_command(
         raise ConfigError(f"--format must be one of {', '.join(FORMATS)}, got {fmt!r}")
     if correction not in {"holm", "bh", "none"}:
         raise ConfigError(f"--correction must be holm, bh or none, got {correction!r}")
-    _check_level("--alpha", alpha)
-    _check_level("--power", power)
+    check_level("--alpha", alpha)
+    check_level("--power", power)
     if fmt == "html" and out is None:
         raise ConfigError("--format html writes a file: give it with --out FILE")
     if out is not None:
@@ -138,13 +138,6 @@ def compare_command(
     typer.echo(text.rstrip("\n"))
 
 
-def _check_level(option: str, value: float) -> None:
-    from ragmeter.errors import ConfigError
-
-    if not 0 < value < 1:
-        raise ConfigError(f"{option} must be between 0 and 1 (exclusive), got {value:g}")
-
-
 @app.command("gate")
 def gate_command(
     baseline: Annotated[Path, typer.Argument(help="Baseline results folder.")],
@@ -173,14 +166,13 @@ def gate_command(
     effect at α = 0.05 and 80% power) gets a warning saying how many questions would be needed.
     Example: ragmeter gate results/main results/pr --fail-on 'ndcg@10<-0.02' --alpha 0.05
     """
-    from ragmeter.errors import ConfigError
     from ragmeter.io.records import check_output_file
     from ragmeter.report.compare import compare_results
     from ragmeter.report.gate import check_rules, junit_xml, parse_rule
     from ragmeter.report.results_dir import load_results
 
-    if alpha is not None and not 0 < alpha < 1:
-        raise ConfigError(f"--alpha must be between 0 and 1 (exclusive), got {alpha:g}")
+    if alpha is not None:
+        check_level("--alpha", alpha)
     rules = [parse_rule(r) for r in fail_on]
     if junit is not None:
         check_output_file(junit)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import textwrap
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.console import Console
@@ -15,8 +15,7 @@ from ragmeter.cli.options import output_folder
 from ragmeter.errors import ConfigError
 
 if TYPE_CHECKING:
-    from ragmeter.executors.base import Executor
-    from ragmeter.harness.suite import LoadedSuite
+    from ragmeter.harness.multi_run import SuiteOutcome
     from ragmeter.harness.suite_run import RunOutcome
 
 ExecutorOption = Annotated[
@@ -108,28 +107,11 @@ def run_command(
         if not quiet or message.startswith("warning:"):
             err.print(message, markup=False)
 
-    if loaded.suite.systems is not None:
-        try:
-            _run_systems(
-                loaded,
-                resume=resume,
-                fresh=fresh,
-                quiet=quiet,
-                as_json=as_json,
-                config=config,
-                results_dir=results_dir,
-                note=note,
-                runner=runner,
-                dims=dims,
-                report=report,
-                record=record,
-                history=history,
-            )
-        finally:
-            runner.close()
-        return
+    from ragmeter.harness.multi_run import SuiteOutcome, run_systems
+
+    runs = run_systems if loaded.suite.systems is not None else run_suite
     try:
-        outcome = run_suite(
+        outcome = runs(
             loaded,
             resume=resume,
             fresh=fresh,
@@ -143,6 +125,11 @@ def run_command(
             note(executor_note(runner.describe()))
     finally:
         runner.close()
+    if isinstance(outcome, SuiteOutcome):
+        _show_systems(
+            outcome, as_json=as_json, note=note, dims=dims, report=report, record=record, history=history
+        )
+        return
     _note_summary(outcome, note)
     if as_json:
         typer.echo(outcome.result.to_json_text())
@@ -177,48 +164,29 @@ def _record(outcome: RunOutcome, history: Path | None, *, label: str) -> None:
     record_run(outcome.result, db=db, label=label, source=str(outcome.results_dir), suite=label)
 
 
-def _write_report(results: Path, history: Path | None, **kwargs: Any) -> Path:
+def _write_report(results: Path, history: Path | None) -> Path:
     from ragmeter.report.history import default_history_path, load_history
     from ragmeter.report.html import write_report
 
     db = history or default_history_path()
-    return write_report(results, history=load_history(db) if db.exists() else None, **kwargs)
+    return write_report(results, history=load_history(db) if db.exists() else None)
 
 
-def _run_systems(
-    loaded: LoadedSuite,
+def _show_systems(
+    outcome: SuiteOutcome,
     *,
-    resume: bool,
-    fresh: bool,
-    quiet: bool,
     as_json: bool,
-    config: Path | None,
-    results_dir: Path | None,
     note: Callable[[str], None],
-    runner: Executor,
     dims: list[str] | None,
     report: bool,
     record: bool,
     history: Path | None,
 ) -> None:
-    """``ragmeter run`` of a suite with several systems: one folder each, then the comparison."""
+    """Output of a suite with several systems: the comparison table, history, reports, the folder."""
     from ragmeter.cli.render import print_result
-    from ragmeter.harness.multi_run import run_systems
     from ragmeter.report.compare_tables import grid_text, legend, summary_grid
 
-    outcome = run_systems(
-        loaded,
-        resume=resume,
-        fresh=fresh,
-        quiet=quiet or as_json,
-        config=config,
-        results_dir=results_dir,
-        notify=note,
-        executor=runner,
-    )
-    if runner.remote:
-        note(executor_note(runner.describe()))
-    suite_name = loaded.suite.name
+    suite_name = outcome.suite.suite.name
     for name, system in outcome.outcomes.items():
         _note_summary(system, note, prefix=f"{name}: ")
         if record:
