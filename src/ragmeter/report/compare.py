@@ -27,6 +27,7 @@ says so instead. Each mean metric also says what the comparison could detect
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Protocol
 
 import numpy as np
 from pydantic import BaseModel, Field
@@ -238,10 +239,18 @@ def _compare_metric(
 CORRECTIONS = ("holm", "bh", "none")
 
 
-def apply_correction(metrics: Sequence[MetricComparison], correction: str, *, alpha: float) -> int:
-    """Adjust the p-values of every tested metric together (one family) and mark the significant ones.
+class Tested(Protocol):
+    """Anything with a p-value to correct: a metric of a comparison, a breakdown cell."""
 
-    Returns the family size (the metrics that have a p-value).
+    p_value: float | None
+    p_adjusted: float | None
+    significant: bool | None
+
+
+def apply_correction(metrics: Sequence[Tested], correction: str, *, alpha: float) -> int:
+    """Adjust the p-values of every tested item together (one family) and mark the significant ones.
+
+    Returns the family size (the items that have a p-value).
     """
     if correction not in CORRECTIONS:
         raise ValueError(f"correction must be 'holm', 'bh' or 'none', got {correction!r}")

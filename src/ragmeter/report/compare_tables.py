@@ -25,14 +25,12 @@ hit@1   0.0000  1.0000ᵃ*
 
 from __future__ import annotations
 
-import math
 import textwrap
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ragmeter.report.units import format_number, format_value, is_operational, metric_unit
+from ragmeter.report.units import format_number, format_value, metric_unit
 
 if TYPE_CHECKING:
     from ragmeter.report.compare import Comparison, MetricComparison
@@ -236,7 +234,7 @@ def breakdown_grids(mc: MultiComparison) -> list[Grid]:
                     row.append(
                         Cell(
                             _delta_text(metric, cell.delta),
-                            flag=cell.significant,
+                            flag=bool(cell.significant),
                             tone=_tone(cell.delta, hib) if cell.significant else "",
                             title=f"{cell.n} queries, p ({mc.correction}) = {p}",
                         )
@@ -453,76 +451,3 @@ def render_latex(mc: MultiComparison) -> str:
         lines.append(" & ".join(cells) + " \\\\")
     lines += ["\\bottomrule", "\\end{tabular}", "\\label{tab:ragmeter-compare}", "\\end{table}"]
     return "\n".join(lines) + "\n"
-
-
-# -- HTML ----------------------------------------------------------------------------------------------
-
-
-def _round(value: float | None) -> float | None:
-    return None if value is None or not math.isfinite(value) else float(f"{value:.6g}")
-
-
-def view_data(mc: MultiComparison, results: Sequence[Any]) -> dict[str, Any]:
-    """``DATA.compare`` of the report: the grids and, per query, every run's values of each quality metric.
-
-    ``results`` are the runs' :class:`~ragmeter.results.EvalResult` in the order of ``mc.systems``.
-    """
-    from ragmeter.report.units import metric_direction
-
-    ids = list(results[mc.systems.index(mc.baseline)].per_query)
-    shared = [q for q in ids if all(q in r.per_query for r in results)]
-    names = [r.metric for r in mc.rows if r.tested and not is_operational(r.metric)]
-    metrics = [
-        {
-            "name": n,
-            "hi": metric_direction(n) if metric_direction(n) is not None else True,
-            "unit": metric_unit(n).as_json(),
-        }
-        for n in names
-    ]
-    values = [[[_round(r.per_query[q].get(n)) for q in shared] for r in results] for n in names]
-    return {
-        "systems": mc.systems,
-        "baseline": mc.systems.index(mc.baseline),
-        "letters": [letter(i) for i in range(len(mc.systems))],
-        "n_shared": mc.n_shared_queries,
-        "metrics": metrics,
-        "ids": shared,
-        "values": values,
-        "summary": summary_grid(mc).as_json(),
-        "pairs": [pair_grid(mc, c).as_json() for c in mc.comparisons],
-        "breakdowns": [g.as_json() for g in breakdown_grids(mc)],
-        "legend": legend(mc),
-        "notes": mc.notes,
-    }
-
-
-def write_compare_report(
-    mc: MultiComparison,
-    path: str | Path,
-    *,
-    results: Sequence[Any] | None = None,
-    folders: Sequence[Path | None] | None = None,
-    links: dict[str, str] | None = None,
-) -> Path:
-    """Write the HTML report with the compare view: the baseline's report, the compare view first.
-
-    ``folders`` are the runs' results folders in the order of ``mc.systems`` (the baseline's is
-    the page's base; one without a folder is written to a temporary one). ``links`` maps a run
-    to a link to its own report.
-    """
-    import tempfile
-
-    from ragmeter.report.html import write_report
-
-    if results is None or folders is None:
-        raise ValueError("write_compare_report needs the runs' results and folders (use ragmeter.compare)")
-    base = mc.systems.index(mc.baseline)
-    data = view_data(mc, results)
-    data["links"] = links or {}
-    folder = folders[base]
-    if folder is not None:
-        return write_report(folder, path, views={"compare": data})
-    with tempfile.TemporaryDirectory() as tmp:
-        results[base].write(tmp)
-        return write_report(tmp, path, views={"compare": data})

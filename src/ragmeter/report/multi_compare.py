@@ -29,7 +29,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Literal
 
 import numpy as np
 from pydantic import BaseModel, Field, PrivateAttr
@@ -44,17 +44,12 @@ from ragmeter.report.compare import (
     compare_results,
     higher_is_better,
 )
+from ragmeter.report.compare_breakdowns import BreakdownCell, breakdown_cells, query_groups
 from ragmeter.report.gate import questions
 from ragmeter.report.power import ALPHA, POWER
-from ragmeter.report.stats import benjamini_hochberg, holm, permutation_pvalue
-from ragmeter.report.units import is_operational
 from ragmeter.results import EvalResult
 
 Pairs = Literal["baseline", "all"]
-DIMENSION_KEYS = {"tags": "tag", "category": "category", "difficulty": "difficulty", "vault": "vault"}
-"""``per_query.jsonl`` keys that put a query in breakdown groups (plus ``answerable``)."""
-MIN_GROUP = 2
-"""Breakdown cells with fewer paired queries than this are not shown."""
 
 
 class TableRow(BaseModel):
@@ -70,21 +65,6 @@ class TableRow(BaseModel):
     """Run → the runs it is significantly better than (after the correction)."""
     tested: bool = True
     """False for totals-only metrics (no per-query values to test)."""
-
-
-class BreakdownCell(BaseModel):
-    """The paired delta of one metric within one breakdown group, for one pair of runs."""
-
-    baseline: str
-    candidate: str
-    dimension: str
-    group: str
-    metric: str
-    n: int
-    delta: float
-    p_value: float | None
-    p_adjusted: float | None = None
-    significant: bool = False
 
 
 class MultiComparison(BaseModel):
@@ -151,7 +131,7 @@ class MultiComparison(BaseModel):
         ``links`` maps a run's name to a link to its own report. Needs the runs themselves: a
         comparison read back from JSON cannot be drawn.
         """
-        from ragmeter.report.compare_tables import write_compare_report
+        from ragmeter.report.compare_view import write_compare_report
 
         if not self._results:
             raise ConfigError("this comparison does not hold its runs (read from JSON?); compare them again")
@@ -170,35 +150,18 @@ class _Run:
     result: EvalResult
     folder: Path | None = None
     dims: dict[str, dict[str, list[str]]] = field(default_factory=dict)
-    """Query id → dimension → the groups the query is in."""
-
-
-def _dimensions(line: dict[str, Any]) -> dict[str, list[str]]:
-    out: dict[str, list[str]] = {}
-    for key, dimension in DIMENSION_KEYS.items():
-        value = line.get(key)
-        if isinstance(value, list):
-            groups = [str(v) for v in value]
-        elif value is not None and not isinstance(value, dict):
-            groups = [str(value)]
-        else:
-            continue
-        if groups:
-            out[dimension] = groups
-    if isinstance(line.get("answerable"), bool):
-        out["answerable"] = ["true" if line["answerable"] else "false"]
-    return out
+    """Query id → dimension → the groups the query is in (:func:`query_groups`)."""
 
 
 def _load(item: ResultsInput, index: int) -> _Run:
     if isinstance(item, EvalResult):
-        dims = {qid: _dimensions(details) for qid, details in item.query_details.items()}
+        dims = {qid: query_groups(details) for qid, details in item.query_details.items()}
         return _Run(f"run{index + 1}", item, None, dims)
     if isinstance(item, (str, Path)):
         from ragmeter.report.results_dir import load_results
 
         loaded = load_results(item, max_rows=None)
-        dims = {str(row["id"]): _dimensions(row) for row in loaded.rows or []}
+        dims = {str(row["id"]): query_groups(row) for row in loaded.rows or []}
         return _Run(loaded.label, loaded.result, loaded.path, dims)
     raise TypeError(f"expected an EvalResult or a results folder, got {type(item).__name__}")
 
@@ -326,9 +289,11 @@ def compare(
         notes.extend(n for n in c.notes if n not in notes and "query sets differ" not in n)
     rows = _rows(comparisons, runs, restricted, labels)
     cells: list[BreakdownCell] = []
-    if breakdowns:
-        cells = _breakdown_cells(comparisons, runs, restricted, labels, n_resamples=n_resamples, seed=seed)
-        _correct_cells(cells, correction, alpha)
+    groups_of = next((r.dims for r in runs if r.dims), {})
+    if breakdowns and groups_of:
+        by_name = dict(zip(labels, restricted, strict=True))
+        cells = breakdown_cells(comparisons, by_name, groups_of, n_resamples=n_resamples, seed=seed)
+        apply_correction(cells, correction, alpha=alpha)
     notes.extend(_power_notes(comparisons, delta))
     outcome = MultiComparison(
         systems=labels,
@@ -453,69 +418,6 @@ def _rows(
             )
         )
     return rows
-
-
-def _breakdown_cells(
-    comparisons: Sequence[Comparison],
-    runs: Sequence[_Run],
-    restricted: Sequence[EvalResult],
-    labels: list[str],
-    *,
-    n_resamples: int,
-    seed: int,
-) -> list[BreakdownCell]:
-    """Per pair, dimension, group and quality metric: the paired delta and its permutation p-value."""
-    dims = next((r.dims for r in runs if r.dims), {})
-    if not dims:
-        return []
-    groups: dict[str, dict[str, list[str]]] = {}
-    shared = list(restricted[0].per_query)
-    for qid in shared:
-        for dimension, values in dims.get(qid, {}).items():
-            for value in values:
-                groups.setdefault(dimension, {}).setdefault(value, []).append(qid)
-    by_label = dict(zip(labels, restricted, strict=True))
-    cells: list[BreakdownCell] = []
-    for c in comparisons:
-        base, cand = by_label[c.baseline], by_label[c.candidate]
-        for m in c.metrics:
-            if m.statistic != "mean" or is_operational(m.metric) or m.n_pairs == 0:
-                continue
-            for dimension, by_value in groups.items():
-                for value, qids in by_value.items():
-                    diffs = [
-                        cv - bv
-                        for q in qids
-                        if (bv := base.per_query[q].get(m.metric)) is not None
-                        and (cv := cand.per_query[q].get(m.metric)) is not None
-                    ]
-                    if len(diffs) < MIN_GROUP:
-                        continue
-                    p = permutation_pvalue(diffs, n_permutations=n_resamples, seed=seed)
-                    cells.append(
-                        BreakdownCell(
-                            baseline=c.baseline,
-                            candidate=c.candidate,
-                            dimension=dimension,
-                            group=value,
-                            metric=m.metric,
-                            n=len(diffs),
-                            delta=float(np.mean(diffs)),
-                            p_value=p,
-                        )
-                    )
-    return cells
-
-
-def _correct_cells(cells: Sequence[BreakdownCell], correction: str, alpha: float) -> None:
-    pvals = [c.p_value for c in cells if c.p_value is not None]
-    adjusted = (
-        holm(pvals) if correction == "holm" else benjamini_hochberg(pvals) if correction == "bh" else pvals
-    )
-    tested = [c for c in cells if c.p_value is not None]
-    for cell, adj in zip(tested, adjusted, strict=True):
-        cell.p_adjusted = adj
-        cell.significant = adj < alpha
 
 
 def _power_notes(comparisons: Sequence[Comparison], delta: float | None) -> list[str]:

@@ -1,6 +1,6 @@
 /* The compare view's per-query table: every system's value of one metric side by side, the
    candidate's delta against the baseline, sorted by delta; "got worse" keeps the queries where
-   the candidate is worse, worst first. Reads DATA.compare (report/compare_tables.py: view_data)
+   the candidate is worse, worst first. Reads DATA.compare (report/compare_view.py: view_data)
    and DATA.queries (the baseline's questions and categories). Text only, never HTML. */
 (function () {
   "use strict";
