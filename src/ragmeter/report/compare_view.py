@@ -61,22 +61,23 @@ def write_compare_report(
     path: str | Path,
     *,
     results: Sequence[EvalResult],
-    folders: Sequence[Path | None],
+    sources: Sequence[Path | None],
     links: dict[str, str] | None = None,
 ) -> Path:
     """Write the HTML report with the compare view: the baseline's report, the compare view first.
 
-    ``results`` and ``folders`` are the runs and their results folders in the order of
-    ``mc.systems``: the baseline's folder is the page's base (a run given without one is written
-    to a temporary folder first). ``links`` maps a run to a link to its own report.
+    ``results`` and ``sources`` are the runs and the results folders (or result files) they were
+    read from, in the order of ``mc.systems``: the baseline's is the page's base (a run given
+    without one is written to a temporary folder first). ``links`` maps a run to a link to its
+    own report.
     """
     from ragmeter.report.html import write_report
 
     base = mc.systems.index(mc.baseline)
     data = view_data(mc, results) | {"links": links or {}}
-    folder = folders[base]
-    if folder is not None:
-        return write_report(folder, path, views={"compare": data})
+    source = sources[base]
+    if source is not None:
+        return write_report(source, path, views={"compare": data})
     with tempfile.TemporaryDirectory() as tmp:
         results[base].write(tmp)
         return write_report(tmp, path, views={"compare": data})

@@ -93,7 +93,7 @@ class MultiComparison(BaseModel):
     delta: float | None = None
     """The change of interest (``--delta``): notes say which metrics cannot detect it."""
     _results: list[EvalResult] = PrivateAttr(default_factory=list)
-    _folders: list[Path | None] = PrivateAttr(default_factory=list)
+    _sources: list[Path | None] = PrivateAttr(default_factory=list)
 
     def comparison(self, candidate: str, baseline: str | None = None) -> Comparison:
         """The pair ``baseline`` (default: the baseline) vs ``candidate``."""
@@ -135,7 +135,7 @@ class MultiComparison(BaseModel):
 
         if not self._results:
             raise ConfigError("this comparison does not hold its runs (read from JSON?); compare them again")
-        return write_compare_report(self, path, results=self._results, folders=self._folders, links=links)
+        return write_compare_report(self, path, results=self._results, sources=self._sources, links=links)
 
     def __str__(self) -> str:
         return self.to_text()
@@ -148,7 +148,8 @@ ResultsInput = EvalResult | str | Path
 class _Run:
     label: str
     result: EvalResult
-    folder: Path | None = None
+    source: Path | None = None
+    """The results folder (or result file) the run was read from."""
     dims: dict[str, dict[str, list[str]]] = field(default_factory=dict)
     """Query id → dimension → the groups the query is in (:func:`query_groups`)."""
 
@@ -162,7 +163,7 @@ def _load(item: ResultsInput, index: int) -> _Run:
 
         loaded = load_results(item, max_rows=None)
         dims = {str(row["id"]): query_groups(row) for row in loaded.rows or []}
-        return _Run(loaded.label, loaded.result, loaded.path, dims)
+        return _Run(loaded.label, loaded.result, Path(item), dims)
     raise TypeError(f"expected an EvalResult or a results folder, got {type(item).__name__}")
 
 
@@ -176,7 +177,10 @@ def _unique_labels(runs: Sequence[_Run]) -> None:
         if not clashes:
             return
         for run in clashes:
-            parent = run.folder.resolve().parent.name if run.folder is not None else ""
+            folder = None if run.source is None else run.source.resolve()
+            if folder is not None and folder.is_file():
+                folder = folder.parent
+            parent = folder.parent.name if folder is not None else ""
             run.label = (
                 f"{parent}/{run.label}" if parent and not run.label.startswith(f"{parent}/") else run.label
             )
@@ -237,8 +241,11 @@ def compare(
         raise ConfigError(f"pairs must be 'baseline' or 'all', got {pairs!r}")
     if correction not in CORRECTIONS:
         raise ConfigError(f"correction must be holm, bh or none, got {correction!r}")
-    if not 0 < alpha < 1:
-        raise ConfigError(f"alpha must be between 0 and 1 (exclusive), got {alpha:g}")
+    for name, level in (("alpha", alpha), ("power", power)):
+        if not 0 < level < 1:
+            raise ConfigError(f"{name} must be between 0 and 1 (exclusive), got {level:g}")
+    if n_resamples < 1:
+        raise ConfigError(f"n_resamples must be at least 1, got {n_resamples}")
     if delta is not None and not (np.isfinite(delta) and delta != 0):
         raise ConfigError(f"delta must be a finite number other than 0, got {delta}")
     runs = [_load(item, i) for i, item in enumerate(results)]
@@ -289,7 +296,7 @@ def compare(
         notes.extend(n for n in c.notes if n not in notes and "query sets differ" not in n)
     rows = _rows(comparisons, runs, restricted, labels)
     cells: list[BreakdownCell] = []
-    groups_of = next((r.dims for r in runs if r.dims), {})
+    groups_of = runs[base_index].dims or next((r.dims for r in runs if r.dims), {})
     if breakdowns and groups_of:
         by_name = dict(zip(labels, restricted, strict=True))
         cells = breakdown_cells(comparisons, by_name, groups_of, n_resamples=n_resamples, seed=seed)
@@ -316,7 +323,7 @@ def compare(
         delta=delta,
     )
     outcome._results = [r.result for r in runs]
-    outcome._folders = [r.folder for r in runs]
+    outcome._sources = [r.source for r in runs]
     return outcome
 
 
