@@ -20,6 +20,10 @@ from ragmeter.report import DEFAULT_RESAMPLES
 if TYPE_CHECKING:
     from ragmeter.report.history import HistoryEntry
 
+RESULTS_KINDS = "a results folder, its metrics.json, or an agentic result JSON (ragmeter agentic --out)"
+BASELINE_HELP = f"Baseline: {RESULTS_KINDS}."
+CANDIDATE_HELP = f"Candidate: {RESULTS_KINDS}."
+
 
 def _plain_table(title: str) -> Table:
     return Table(
@@ -35,12 +39,12 @@ def compare_command(
     runs: Annotated[
         list[Path],
         typer.Argument(
-            help="Results folders: the baseline first (or name it with --baseline), then the others.",
+            help=f"Two or more runs, each {RESULTS_KINDS}: the baseline first (or name it with --baseline).",
             show_default=False,
         ),
     ],
     baseline: Annotated[
-        str | None, typer.Option("--baseline", help="The baseline run, by folder name (default: the first).")
+        str | None, typer.Option("--baseline", help="The baseline run, by name (default: the first).")
     ] = None,
     all_pairs: Annotated[
         bool,
@@ -140,8 +144,8 @@ def compare_command(
 
 @app.command("gate")
 def gate_command(
-    baseline: Annotated[Path, typer.Argument(help="Baseline results folder.")],
-    candidate: Annotated[Path, typer.Argument(help="Candidate results folder.")],
+    baseline: Annotated[Path, typer.Argument(help=BASELINE_HELP)],
+    candidate: Annotated[Path, typer.Argument(help=CANDIDATE_HELP)],
     fail_on: Annotated[
         list[str],
         typer.Option(
@@ -291,15 +295,25 @@ def history_command(
 
 @app.command("report")
 def report_command(
-    results_dir: Annotated[Path, typer.Argument(help="Results folder (with metrics.json).")],
+    results_dir: Annotated[
+        Path,
+        typer.Argument(
+            metavar="RESULTS",
+            help=f"The results: {RESULTS_KINDS}.",
+        ),
+    ],
     out: Annotated[
-        Path | None, typer.Option("--out", help="HTML file to write (default RESULTS_DIR/report.html).")
+        Path | None,
+        typer.Option(
+            "--out",
+            help="HTML file to write (default: report.html in the results folder or beside the file).",
+        ),
     ] = None,
     db: Annotated[
         Path | None, typer.Option("--history", help="History database whose trend to include, if it exists.")
     ] = None,
 ) -> None:
-    """Write one self-contained HTML report that opens offline."""
+    """Write one self-contained HTML report that opens offline, from a results folder or a results file."""
     from ragmeter.report.history import default_history_path, load_history
     from ragmeter.report.html import write_report
 

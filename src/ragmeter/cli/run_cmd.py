@@ -86,7 +86,7 @@ def run_command(
     ray_address: RayAddressOption = None,
 ) -> None:
     """Ask every question of a suite, record the answers, score them and write the results folder."""
-    from ragmeter.cli.render import parse_breakdowns, print_result
+    from ragmeter.cli.render import JudgeConsole, parse_breakdowns, print_result
     from ragmeter.executors import make_executor
     from ragmeter.harness.results_folder import RUN_FILES
     from ragmeter.harness.suite_run import run_suite
@@ -110,6 +110,7 @@ def run_command(
     from ragmeter.harness.multi_run import SuiteOutcome, run_systems
 
     runs = run_systems if loaded.suite.systems is not None else run_suite
+    observer = JudgeConsole(err, say_budget_stop=as_json, quiet=quiet)
     try:
         outcome = runs(
             loaded,
@@ -120,10 +121,12 @@ def run_command(
             results_dir=results_dir,
             notify=note,
             executor=runner,
+            judge_observer=observer,
         )
         if runner.remote:
             note(executor_note(runner.describe()))
     finally:
+        observer.close()
         runner.close()
     if isinstance(outcome, SuiteOutcome):
         _show_systems(

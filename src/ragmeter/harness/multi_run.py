@@ -23,8 +23,7 @@ from typing import TYPE_CHECKING
 
 from ragmeter.errors import ConfigError
 from ragmeter.executors.base import Executor
-from ragmeter.harness.progress import ProgressGroup
-from ragmeter.harness.runner import RunAborted
+from ragmeter.harness.runner import QuestionProgress, RunAborted
 from ragmeter.harness.suite import LoadedSuite, load_suite, tidy_path
 from ragmeter.harness.suite_run import (
     Notify,
@@ -35,8 +34,10 @@ from ragmeter.harness.suite_run import (
     run_settings,
 )
 from ragmeter.io.atomic import write_text_atomic
+from ragmeter.progress import make_progress
 
 if TYPE_CHECKING:
+    from ragmeter.judges.answers import JudgeObserver
     from ragmeter.report.multi_compare import MultiComparison
 
 COMPARISON_FILENAME = "comparison.json"
@@ -70,6 +71,7 @@ def run_systems(
     notify: Notify | None = None,
     environ: Mapping[str, str] | None = None,
     executor: Executor | None = None,
+    judge_observer: JudgeObserver | None = None,
 ) -> SuiteOutcome:
     """Run every system of a suite on the same questions, score each, and compare them.
 
@@ -101,7 +103,7 @@ def run_systems(
     names = [run.loaded.system_name or run.loaded.suite.name for run in runs]
     errors = _ask_all(runs, names, concurrency=settings.concurrency, quiet=quiet, say=say)
     outcomes = {
-        name: run.finish(config=config, executor=executor, say=say)
+        name: run.finish(config=config, executor=executor, say=say, judge_observer=judge_observer)
         for name, run in zip(names, runs, strict=True)
         if name not in errors
     }
@@ -138,17 +140,18 @@ def _ask_all(
 
     Returns the errors of the systems that refused every connection (the others ran to the end).
     """
-    group = ProgressGroup(names, quiet=quiet)
+    progress = make_progress(quiet=quiet)
 
     async def ask_all() -> list[BaseException | object]:
         slots = asyncio.Semaphore(concurrency)
+        sinks = [QuestionProgress(progress, name=f"asking {name}", shared=True) for name in names]
         return await asyncio.gather(
-            *(run.ask(group.sinks[name], slots=slots) for name, run in zip(names, runs, strict=True)),
+            *(run.ask(sink, slots=slots) for sink, run in zip(sinks, runs, strict=True)),
             return_exceptions=True,
         )
 
     try:
-        with group:
+        with progress:
             results = asyncio.run(ask_all())
     except KeyboardInterrupt:
         for run in runs:
