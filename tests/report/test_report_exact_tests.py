@@ -59,10 +59,10 @@ def test_precision_at_10_stays_exact_with_many_queries() -> None:
     diffs = np.round(diffs, 2)
     p = permutation_pvalue(diffs, seed=1)
     assert p == permutation_pvalue(diffs, seed=99)  # exact (seed-free)
-    ref = sps.permutation_test(
-        (diffs,), np.mean, permutation_type="samples", n_resamples=40_000, rng=np.random.default_rng(0)
-    ).pvalue
-    assert p == pytest.approx(ref, abs=0.01)
+    signs = np.random.default_rng(0).choice([-1.0, 1.0], size=(20_000, len(diffs)))  # a sampled reference
+    ref = float(np.mean(np.abs(signs @ diffs) >= abs(diffs.sum()) - 1e-9))
+    assert 0.01 < ref < 0.99
+    assert p == pytest.approx(ref, abs=0.015)
 
 
 def test_monte_carlo_p_is_never_0_and_is_b_plus_1_over_b_plus_1() -> None:

@@ -98,8 +98,12 @@ def run_command(
         check_history(history)
     from ragmeter.harness.suite import load_suite
 
-    loaded = load_suite(suite)  # every problem a suite file can have, before anything starts
     runner = make_executor(executor, address=ray_address)
+    try:
+        loaded = load_suite(suite)  # every problem a suite file can have, before anything starts
+    except BaseException:
+        runner.close()
+        raise
 
     err = Console(stderr=True, highlight=False, soft_wrap=True)
 
