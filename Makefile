@@ -38,6 +38,7 @@ test: $(STAMP_ALL) lint system-deps
 
 bench: $(STAMP_ALL)
 	$(BIN)/python bench/run_bench.py
+	$(BIN)/python bench/bench_trec_eval.py
 	$(BIN)/python bench/bench_agentic.py --end-to-end
 	$(BIN)/python bench/bench_ray.py
 

@@ -21,6 +21,7 @@ ALL_COMMANDS = [
     "report",
     "agentic",
     "synth",
+    "trec_eval",
     "power",
     "cache",
     "calibrate",
