@@ -23,6 +23,7 @@ $(STAMP_ALL): pyproject.toml | $(BIN)/python
 
 demo: $(STAMP_CORE)
 	$(BIN)/ragmeter run examples/suite.yaml --fresh
+	$(BIN)/ragmeter run examples/compare.yaml --fresh
 
 lint: $(STAMP_ALL)
 	$(BIN)/ruff check src tests bench mutation

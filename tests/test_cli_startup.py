@@ -22,6 +22,7 @@ ALL_COMMANDS = [
     "agentic",
     "synth",
     "trec_eval",
+    "power",
     "cache",
     "calibrate",
     "mine",
