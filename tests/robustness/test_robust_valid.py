@@ -171,7 +171,8 @@ def test_saved_results_with_a_byte_order_mark_and_crlf_are_read(
     assert "wrote" in accepted(["report", "a", "--out", "a.html"])
     compared = json.loads(accepted(["compare", "a", "b", "--resamples", "100", "--json"]))
     assert compared["n_shared_queries"] == 1
-    assert compared["metrics"][0]["delta"] == 0.5
+    (pair,) = compared["comparisons"]
+    assert pair["metrics"][0]["delta"] == 0.5
 
 
 def test_a_config_and_a_suite_with_a_byte_order_mark_and_crlf_are_read(accepted: Any, tmp_path: Path) -> None:
