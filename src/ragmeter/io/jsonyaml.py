@@ -17,6 +17,8 @@ logs) parses files through this module, so each rule holds everywhere:
   (:data:`TEXT_FIELDS`), are always the text as written. ``.inf`` and ``.nan`` are errors;
   so are repeated keys, aliases that expand past :data:`MAX_ALIAS_EXPANSION` values (an
   "alias bomb"), and characters YAML forbids (a NUL byte), each with its line.
+- **Text values** (both): an escaped lone surrogate (``"\\ud800"``, half of a UTF-16 pair) is
+  not a character: it is an error naming the field, as no UTF-8 file can hold it.
 
 >>> load_yaml("id: 0017\\nexpected_output: [1:30, no, 7]\\nk: 5\\nflag: no\\n", source="d.yaml")
 {'id': '0017', 'expected_output': ['1:30', 'no', '7'], 'k': 5, 'flag': 'no'}
@@ -42,7 +44,7 @@ import yaml
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
 from ragmeter.errors import InputError
-from ragmeter.io.text_files import decode_text, line_of
+from ragmeter.io.text_files import LONE_ESCAPE, SURROGATE, SURROGATE_ESCAPE, decode_text, line_of
 
 MAX_ALIAS_EXPANSION = 200_000
 """Values that YAML aliases may add to a document beyond the values it spells out."""
@@ -147,7 +149,9 @@ class JsonError(ValueError):
     @property
     def problem(self) -> str:
         """The reason as an error message (``invalid JSON (Expecting value)``)."""
-        if self.reason.startswith("duplicate key") or " is not a number JSON allows " in self.reason:
+        if self.reason.startswith("duplicate key") or any(
+            part in self.reason for part in (" is not a number JSON allows ", " surrogate pair, ")
+        ):
             return self.reason
         return f"invalid JSON ({self.reason})"
 
@@ -161,7 +165,7 @@ def parse_json(text: str) -> Any:
     {'a': [1, 2.5, 'x\u2028y']}
     """
     try:
-        return json.loads(text, object_pairs_hook=_unique_object, parse_constant=_no_constant)
+        value = json.loads(text, object_pairs_hook=_unique_object, parse_constant=_no_constant)
     except json.JSONDecodeError as exc:
         raise JsonError(exc.msg, exc.pos, exc.colno) from None
     except _Duplicate as exc:
@@ -182,6 +186,44 @@ def parse_json(text: str) -> Any:
         raise JsonError(
             "a number has too many digits" if "digits" in str(exc) else str(exc).splitlines()[0]
         ) from None
+    problem = _lone_surrogate(text, value)
+    if problem is not None:
+        raise JsonError(problem, _lone_escape_at(text))
+    return value
+
+
+def _lone_surrogate(text: str, value: Any) -> str | None:
+    """The message for the first text in ``value`` holding a lone surrogate, or None (a cheap check first)."""
+    if not SURROGATE_ESCAPE.search(text):
+        return None
+    stack: list[tuple[Any, list[str | int]]] = [(value, [])]
+    while stack:
+        item, path = stack.pop()
+        if isinstance(item, dict):
+            for key in item:
+                if isinstance(key, str) and SURROGATE.search(key):
+                    return _surrogate_message(path, key, "a key")
+            stack.extend((child, [*path, key]) for key, child in reversed(list(item.items())))
+        elif isinstance(item, list):
+            stack.extend((child, [*path, i]) for i, child in reversed(list(enumerate(item))))
+        elif isinstance(item, str) and SURROGATE.search(item):
+            return _surrogate_message(path, item, "the text")
+    return None
+
+
+def _surrogate_message(path: list[str | int], text: str, what: str) -> str:
+    found = SURROGATE.search(text)
+    code = f"\\u{ord(found.group()):04x}" if found else "a surrogate"
+    return (
+        f"{field_path(path) + ': ' if path else ''}{what} holds {code}, half of a UTF-16 surrogate pair, "
+        "which is not a character (write the character itself)"
+    )
+
+
+def _lone_escape_at(text: str, *, yaml: bool = False) -> int | None:
+    """Where the first escaped lone surrogate is (in YAML every surrogate escape is one)."""
+    found = (SURROGATE_ESCAPE if yaml else LONE_ESCAPE).search(text)
+    return found.start() if found else None
 
 
 class _Marker:
@@ -443,7 +485,12 @@ def load_yaml(text: str, *, source: str, text_fields: frozenset[str] = TEXT_FIEL
                 return None
             if "*" in text:  # an alias (or just a star in a text): count what the aliases expand to
                 _check_aliases(node, MAX_ALIAS_EXPANSION)
-            return loader.construct_document(node)
+            value = loader.construct_document(node)
+            problem = _lone_surrogate(text, value)
+            if problem is not None:
+                at = _lone_escape_at(text, yaml=True)
+                raise InputError(problem, where=f"{source}:{line_of(text, at)}" if at is not None else source)
+            return value
         finally:
             loader.dispose()
     except _AliasBomb as exc:
