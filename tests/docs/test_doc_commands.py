@@ -1,0 +1,159 @@
+"""Every documented command runs: each shell and Python block of README.md and docs/*.md is one test.
+
+Which blocks run, how output is checked and how a block is marked as not run: ``doc_blocks.py``
+(the same rules are in README.md, "Docs that run"). bench/README.md is not run: its commands are
+the benchmarks (minutes each, ``make bench``), not something to check on every test run.
+
+How a block runs, as a user would type it:
+
+* in a fresh temporary folder laid out like the repository — a copy of ``examples/`` — which is
+  where the block starts (a block that works elsewhere ``cd``s there itself, as the docs say);
+* through the ``ragmeter`` executable of this environment (its ``bin`` first on ``PATH``, so
+  ``python`` is the project's too), one ``bash -e`` script per block;
+* with the scripted OpenAI-compatible judge of ``tests/judges/chat_server.py`` standing in for the
+  endpoint the docs use (``http://127.0.0.1:8000/v1``) in the files the page asks you to write, and
+  ``OPENAI_API_KEY`` set;
+* a block that uses Ray (``--executor ray``, ``import ray``) runs on the session's local Ray
+  instance (``RAY_ADDRESS``; ``xdist_group("ray")``, with the executor tests);
+* ``COLUMNS=120``, offline Hugging Face, and the history in a temporary database.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from doc_blocks import Block, documented_blocks, missing_output
+
+ROOT = Path(__file__).resolve().parents[2]
+BIN = Path(sys.executable).parent
+DOC_JUDGE_URL = "http://127.0.0.1:8000/v1"
+MARKER = "@@ragmeter-doc-command {}@@"
+SPLIT = re.compile(r"\n?@@ragmeter-doc-command (\d+)@@\n")
+USES_RAY = re.compile(r"--executor ray|^\s*import ray\b|\bray\.init\(", re.M)
+TIMEOUT = 600
+
+BLOCKS = documented_blocks(ROOT)
+
+
+def _param(block: Block) -> Any:
+    marks = [pytest.mark.ray, pytest.mark.xdist_group("ray")] if USES_RAY.search(block.text) else []
+    return pytest.param(block, id=block.id, marks=marks)
+
+
+def _environment(tmp_path: Path, judge: str, ray_address: str | None) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST_", "RAY_ADDRESS"))}
+    env.update(
+        PATH=f"{BIN}{os.pathsep}{env.get('PATH', '')}",
+        HOME=str(tmp_path / "home"),
+        COLUMNS="120",
+        OPENAI_API_KEY="sk-doc-tests-not-a-real-key",
+        DOC_TESTS_JUDGE=judge,
+        HF_HUB_OFFLINE="1",
+        TRANSFORMERS_OFFLINE="1",
+    )
+    if ray_address is not None:
+        env["RAY_ADDRESS"] = ray_address
+    return env
+
+
+def _script(block: Block) -> str:
+    lines = ["set -eo pipefail"]
+    for number, command in enumerate(block.commands):
+        lines += [f"printf '\\n{MARKER.format(number)}\\n'", command.text]
+    return "\n".join(lines) + "\n"
+
+
+def _outputs(printed: str) -> dict[int, str]:
+    parts = SPLIT.split(printed)
+    return {int(parts[i]): parts[i + 1] for i in range(1, len(parts) - 1, 2)}
+
+
+def _tail(text: str, lines: int = 60) -> str:
+    return "\n".join(text.splitlines()[-lines:])
+
+
+@pytest.mark.parametrize("block", [_param(b) for b in BLOCKS])
+def test_documented_block_runs(
+    block: Block, tmp_path: Path, doc_judge: str, request: pytest.FixtureRequest
+) -> None:
+    if block.not_run is not None:
+        pytest.skip(f"not run by the doc tests: {block.not_run}")
+    ray_address = None
+    if USES_RAY.search(block.text):
+        ray = request.getfixturevalue("ray_cluster")
+        ray_address = ray._private.worker.global_worker.node.address_info["gcs_address"]
+    root = tmp_path / "repo"
+    shutil.copytree(ROOT / "examples", root / "examples")
+    (tmp_path / "home").mkdir()
+    for name, content in block.files:
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text(content.replace(DOC_JUDGE_URL, doc_judge), encoding="utf-8")
+    env = _environment(tmp_path, doc_judge, ray_address)
+    if block.kind == "python":
+        script = tmp_path / "block.py"
+        script.write_text(block.text, encoding="utf-8")
+        done = subprocess.run(
+            [str(BIN / "python"), str(script)],
+            cwd=root,
+            env=env,
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            text=True,
+            timeout=TIMEOUT,
+        )
+        assert done.returncode == 0, f"{block.id}: the Python block failed:\n{_tail(done.stdout + done.stderr)}"
+        return
+    script = tmp_path / "block.sh"
+    script.write_text(_script(block), encoding="utf-8")
+    done = subprocess.run(
+        ["bash", str(script)],
+        cwd=root,
+        env=env,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        timeout=TIMEOUT,
+    )
+    outputs = _outputs(done.stdout)
+    if done.returncode != 0:
+        last = max(outputs, default=0)
+        pytest.fail(
+            f"{block.id}: `{block.commands[last].text}` exited with {done.returncode}:\n"
+            f"{_tail(outputs.get(last, done.stdout))}",
+            pytrace=False,
+        )
+    for number, command in enumerate(block.commands):
+        missing = missing_output(command.output, outputs.get(number, ""))
+        assert not missing, (
+            f"{block.id}: `{command.text}` no longer prints {missing}; it printed:\n"
+            f"{_tail(outputs.get(number, ''))}"
+        )
+
+
+def test_every_marked_block_is_a_block_the_runner_would_run() -> None:
+    """A "not run by the doc tests" line sits right above a shell or Python block, never elsewhere."""
+    from doc_blocks import NOT_RUN
+
+    marked = {(b.doc, b.not_run) for b in BLOCKS if b.not_run is not None}
+    for page in [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]:
+        doc = page.relative_to(ROOT).as_posix()
+        for number, line in enumerate(page.read_text(encoding="utf-8").splitlines(), start=1):
+            if "not run by the doc tests" in line:
+                match = NOT_RUN.match(line.strip())
+                assert match, f"{doc}:{number}: write the marker as *(not run by the doc tests: REASON)*"
+                assert (doc, match["reason"]) in marked, f"{doc}:{number}: the marker is not above a block"
+
+
+def test_the_runner_finds_the_blocks_of_every_page() -> None:
+    pages = {block.doc for block in BLOCKS}
+    assert "README.md" in pages
+    assert {"docs/harness.md", "docs/judges.md", "docs/mining.md", "docs/scale.md"} <= pages
+    assert any(block.kind == "python" for block in BLOCKS)
