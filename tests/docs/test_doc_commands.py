@@ -15,7 +15,8 @@ How a block runs, as a user would type it:
   ``OPENAI_API_KEY`` set;
 * a block that uses Ray (``--executor ray``, ``import ray``) runs on the session's local Ray
   instance (``RAY_ADDRESS``; ``xdist_group("ray")``, with the executor tests);
-* ``COLUMNS=120``, offline Hugging Face, and the history in a temporary database.
+* ``COLUMNS=120``, unbuffered output (stdout and stderr interleave as on a terminal), offline
+  Hugging Face, and the history in a temporary database.
 """
 
 from __future__ import annotations
@@ -47,14 +48,13 @@ def _param(block: Block) -> Any:
     return pytest.param(block, id=block.id, marks=marks)
 
 
-def _environment(tmp_path: Path, judge: str, ray_address: str | None) -> dict[str, str]:
+def _environment(ray_address: str | None) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST_", "RAY_ADDRESS"))}
     env.update(
         PATH=f"{BIN}{os.pathsep}{env.get('PATH', '')}",
-        HOME=str(tmp_path / "home"),
         COLUMNS="120",
+        PYTHONUNBUFFERED="1",  # stdout and stderr interleave as on a terminal
         OPENAI_API_KEY="sk-doc-tests-not-a-real-key",
-        DOC_TESTS_JUDGE=judge,
         HF_HUB_OFFLINE="1",
         TRANSFORMERS_OFFLINE="1",
     )
@@ -91,11 +91,10 @@ def test_documented_block_runs(
         ray_address = ray._private.worker.global_worker.node.address_info["gcs_address"]
     root = tmp_path / "repo"
     shutil.copytree(ROOT / "examples", root / "examples")
-    (tmp_path / "home").mkdir()
     for name, content in block.files:
         (root / name).parent.mkdir(parents=True, exist_ok=True)
         (root / name).write_text(content.replace(DOC_JUDGE_URL, doc_judge), encoding="utf-8")
-    env = _environment(tmp_path, doc_judge, ray_address)
+    env = _environment(ray_address)
     if block.kind == "python":
         script = tmp_path / "block.py"
         script.write_text(block.text, encoding="utf-8")
