@@ -29,6 +29,7 @@ from ragmeter.evaluation.arguments import (
     DEFAULT_TREC_METRICS,
     check_k,
     check_level,
+    k_source_of,
     load_settings,
     resolve_metrics,
 )
@@ -184,7 +185,14 @@ def _evaluate_loaded(
         records=records,
         judged=verdicts or None,
     )
-    scored = score_metrics(resolved, inp, default_k=default_k, sample_k=sample_k, trec_compat=trec_compat)
+    scored = score_metrics(
+        resolved,
+        inp,
+        default_k=default_k,
+        sample_k=sample_k,
+        trec_compat=trec_compat,
+        k_source=k_source_of(k, cfg),
+    )
     coverage, index_sources, index_warnings = index_stats_coverage(index_stats, cfg, cfg_path)
     split, operational, details = rag_sections(scored, records, sample_k, default_k)
     own = {  # ragmeter's own time, apart from the system's latency and timings
@@ -381,7 +389,9 @@ def evaluate_trec(
     level = relevance_level if relevance_level is not None else cfg.metrics.retrieval.relevance_level
     inp = ScoringInput.from_table(matched.table, relevance_level=level)
     default_k = k if k is not None else cfg.metrics.retrieval.default_k
-    scored = score_metrics(resolved, inp, default_k=default_k, trec_compat=trec_compat)
+    scored = score_metrics(
+        resolved, inp, default_k=default_k, trec_compat=trec_compat, k_source=k_source_of(k, cfg)
+    )
     provenance = base_provenance(
         cfg_path, k=k, default_k=default_k, relevance_level=level, complete=complete, trec_compat=trec_compat
     ) | {
