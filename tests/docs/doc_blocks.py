@@ -11,7 +11,10 @@ The rules (README.md "Docs that run" says the same for writers):
   print (stdout and stderr together), each as part of one line, in the order shown, whitespace
   collapsed. ``...`` (or ``…``) stands for any text inside a line, and alone on a line for
   lines left out. A block without ``$ `` lines is a script whose commands must all succeed.
-* **Python blocks** (```` ```python ````) are run as a script with the project's Python.
+* **Python blocks** (```` ```python ````) are run as a script with the project's Python. A Python
+  block written as an interactive session (```` ```pycon ````, or ```` ```python ```` starting with
+  ``>>> ``) is run as a doctest: each value it shows must be what the code gives (``...`` stands
+  for any text, whitespace is collapsed).
 * **Files the page asks you to write**: a ```` ```yaml ```` block whose first line is
   ``# NAME.yaml`` is written to NAME before the page's later blocks run, with the judge endpoint
   of the examples (``http://127.0.0.1:8000/v1``) pointed at the tests' scripted judge.
@@ -36,7 +39,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 SHELL_LANGUAGES = frozenset({"", "sh", "bash", "shell", "console"})
-RUN_LANGUAGES = SHELL_LANGUAGES | {"python"}
+PYTHON_LANGUAGES = frozenset({"python", "py", "pycon"})
+RUN_LANGUAGES = SHELL_LANGUAGES | PYTHON_LANGUAGES
 NOT_RUN = re.compile(r"^\*\(not run by the doc tests: (?P<reason>[^)]*\S[^)]*)\)\*$")
 FILE_HEADER = re.compile(r"^# (?P<name>[\w.-][\w./-]*\.ya?ml)\s*$")
 ELLIPSIS = re.compile(r"\.\.\.|…")
@@ -71,7 +75,7 @@ class Block:
 
     doc: str
     line: int
-    kind: str  # "shell" or "python"
+    kind: str  # "shell", "python" (a script) or "doctest" (a session: >>> lines and their values)
     text: str
     commands: list[Command]
     files: list[tuple[str, str]]
@@ -143,6 +147,17 @@ def commands(text: str) -> list[Command]:
     return found
 
 
+def _kind(language: str, content: str) -> str:
+    """``shell``, ``python`` or ``doctest`` (a Python session).
+
+    >>> _kind("", "ls"), _kind("python", "x = 1"), _kind("python", ">>> 1 + 1\\n2"), _kind("pycon", "")
+    ('shell', 'python', 'doctest', 'doctest')
+    """
+    if language not in PYTHON_LANGUAGES:
+        return "shell"
+    return "doctest" if language == "pycon" or content.lstrip().startswith(">>>") else "python"
+
+
 def parse_blocks(doc: str, text: str) -> list[Block]:
     """The runnable blocks of one page (``doc`` names it), with the files its page wrote before each."""
     lines = text.splitlines()
@@ -157,7 +172,7 @@ def parse_blocks(doc: str, text: str) -> list[Block]:
             continue
         above = next((lines[i].strip() for i in range(line - 2, -1, -1) if lines[i].strip()), "")
         marker = NOT_RUN.match(above)
-        kind = "python" if language == "python" else "shell"
+        kind = _kind(language, content)
         blocks.append(
             Block(
                 doc=doc,

@@ -16,7 +16,8 @@ How a block runs, as a user would type it:
 * a block that uses Ray (``--executor ray``, ``import ray``) runs on the session's local Ray
   instance (``RAY_ADDRESS``; ``xdist_group("ray")``, with the executor tests);
 * ``COLUMNS=120``, unbuffered output (stdout and stderr interleave as on a terminal), offline
-  Hugging Face, and the history in a temporary database.
+  Hugging Face, and no ``RAGMETER_*`` variable: the history is where a user's would be,
+  ``.ragmeter/history.sqlite`` of the folder the command runs in (inside the temporary folder).
 """
 
 from __future__ import annotations
@@ -37,7 +38,7 @@ BIN = Path(sys.executable).parent
 DOC_JUDGE_URL = "http://127.0.0.1:8000/v1"
 MARKER = "@@ragmeter-doc-command {}@@"
 SPLIT = re.compile(r"\n?@@ragmeter-doc-command (\d+)@@\n")
-USES_RAY = re.compile(r"--executor ray|^\s*import ray\b|\bray\.init\(", re.M)
+USES_RAY = re.compile(r"--executor ray|^(>>> )?\s*import ray\b|\bray\.init\(", re.M)
 TIMEOUT = 600
 
 BLOCKS = documented_blocks(ROOT)
@@ -49,7 +50,7 @@ def _param(block: Block) -> Any:
 
 
 def _environment(ray_address: str | None) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST_", "RAY_ADDRESS"))}
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST_", "RAY_ADDRESS", "RAGMETER_"))}
     env.update(
         PATH=f"{BIN}{os.pathsep}{env.get('PATH', '')}",
         COLUMNS="120",
@@ -95,11 +96,12 @@ def test_documented_block_runs(
         (root / name).parent.mkdir(parents=True, exist_ok=True)
         (root / name).write_text(content.replace(DOC_JUDGE_URL, doc_judge), encoding="utf-8")
     env = _environment(ray_address)
-    if block.kind == "python":
-        script = tmp_path / "block.py"
+    if block.kind in ("python", "doctest"):
+        script = tmp_path / ("block.py" if block.kind == "python" else "block.txt")
         script.write_text(block.text, encoding="utf-8")
+        doctest = ["-m", "doctest", "-o", "ELLIPSIS", "-o", "NORMALIZE_WHITESPACE"] if block.kind == "doctest" else []
         done = subprocess.run(
-            [str(BIN / "python"), str(script)],
+            [str(BIN / "python"), *doctest, str(script)],
             cwd=root,
             env=env,
             stdin=subprocess.DEVNULL,
@@ -155,4 +157,4 @@ def test_the_runner_finds_the_blocks_of_every_page() -> None:
     pages = {block.doc for block in BLOCKS}
     assert "README.md" in pages
     assert {"docs/harness.md", "docs/judges.md", "docs/mining.md", "docs/scale.md"} <= pages
-    assert any(block.kind == "python" for block in BLOCKS)
+    assert {"shell", "python", "doctest"} <= {block.kind for block in BLOCKS}
