@@ -16,8 +16,9 @@ The rules (README.md "Docs that run" says the same for writers):
   ``>>> ``) is run as a doctest: each value it shows must be what the code gives (``...`` stands
   for any text, whitespace is collapsed).
 * **Files the page asks you to write**: a ```` ```yaml ```` block whose first line is
-  ``# NAME.yaml`` is written to NAME before the page's later blocks run, with the judge endpoint
-  of the examples (``http://127.0.0.1:8000/v1``) pointed at the tests' scripted judge.
+  ``# NAME.yaml``, or a ```` ```python ```` block whose first line is ``# NAME.py``, is written to
+  NAME (relative to the repository root) before the page's later blocks run, with the judge
+  endpoint of the examples (``http://127.0.0.1:8000/v1``) pointed at the tests' scripted judge.
 * **Blocks that cannot run** carry a visible line right above them,
   ``*(not run by the doc tests: REASON)*``; the doc tests report them as skipped, with the reason.
 
@@ -42,7 +43,8 @@ SHELL_LANGUAGES = frozenset({"", "sh", "bash", "shell", "console"})
 PYTHON_LANGUAGES = frozenset({"python", "py", "pycon"})
 RUN_LANGUAGES = SHELL_LANGUAGES | PYTHON_LANGUAGES
 NOT_RUN = re.compile(r"^\*\(not run by the doc tests: (?P<reason>[^)]*\S[^)]*)\)\*$")
-FILE_HEADER = re.compile(r"^# (?P<name>[\w.-][\w./-]*\.ya?ml)\s*$")
+FILE_HEADER = re.compile(r"^# (?P<name>[\w.-][\w./-]*\.(?:ya?ml|py))\s*$")
+FILE_LANGUAGES = {"yaml": (".yaml", ".yml"), "yml": (".yaml", ".yml"), "python": (".py",), "py": (".py",)}
 ELLIPSIS = re.compile(r"\.\.\.|…")
 FENCE = re.compile(r"^(?P<indent> {0,3})(?P<fence>`{3,}|~{3,})(?P<info>.*)$")
 EXAMPLE = """# A page
@@ -165,7 +167,7 @@ def parse_blocks(doc: str, text: str) -> list[Block]:
     blocks: list[Block] = []
     for line, language, content in fenced_blocks(text):
         header = FILE_HEADER.match(content.split("\n", 1)[0])
-        if language in ("yaml", "yml") and header:
+        if header and header["name"].endswith(FILE_LANGUAGES.get(language, ())):
             files[header["name"]] = content
             continue
         if language not in RUN_LANGUAGES:

@@ -11,8 +11,8 @@ How a block runs, as a user would type it:
 * through the ``ragmeter`` executable of this environment (its ``bin`` first on ``PATH``, so
   ``python`` is the project's too), one ``bash -e`` script per block;
 * with the scripted OpenAI-compatible judge of ``tests/judges/chat_server.py`` standing in for the
-  endpoint the docs use (``http://127.0.0.1:8000/v1``) in the files the page asks you to write, and
-  ``OPENAI_API_KEY`` set;
+  endpoint the docs use (``http://127.0.0.1:8000/v1``) in the block and in the files the page asks
+  you to write, and ``OPENAI_API_KEY`` set;
 * a block that uses Ray (``--executor ray``, ``import ray``) runs on the session's local Ray
   instance (``RAY_ADDRESS``; ``xdist_group("ray")``, with the executor tests);
 * ``COLUMNS=120``, unbuffered output (stdout and stderr interleave as on a terminal), offline
@@ -64,10 +64,10 @@ def _environment(ray_address: str | None) -> dict[str, str]:
     return env
 
 
-def _script(block: Block) -> str:
+def _script(block: Block, judge: str) -> str:
     lines = ["set -eo pipefail"]
     for number, command in enumerate(block.commands):
-        lines += [f"printf '\\n{MARKER.format(number)}\\n'", command.text]
+        lines += [f"printf '\\n{MARKER.format(number)}\\n'", command.text.replace(DOC_JUDGE_URL, judge)]
     return "\n".join(lines) + "\n"
 
 
@@ -98,7 +98,7 @@ def test_documented_block_runs(
     env = _environment(ray_address)
     if block.kind in ("python", "doctest"):
         script = tmp_path / ("block.py" if block.kind == "python" else "block.txt")
-        script.write_text(block.text, encoding="utf-8")
+        script.write_text(block.text.replace(DOC_JUDGE_URL, doc_judge), encoding="utf-8")
         doctest = ["-m", "doctest", "-o", "ELLIPSIS", "-o", "NORMALIZE_WHITESPACE"] if block.kind == "doctest" else []
         done = subprocess.run(
             [str(BIN / "python"), *doctest, str(script)],
@@ -112,7 +112,7 @@ def test_documented_block_runs(
         assert done.returncode == 0, f"{block.id}: the Python block failed:\n{_tail(done.stdout + done.stderr)}"
         return
     script = tmp_path / "block.sh"
-    script.write_text(_script(block), encoding="utf-8")
+    script.write_text(_script(block, doc_judge), encoding="utf-8")
     done = subprocess.run(
         ["bash", str(script)],
         cwd=root,
@@ -140,21 +140,29 @@ def test_documented_block_runs(
 
 
 def test_every_marked_block_is_a_block_the_runner_would_run() -> None:
-    """A "not run by the doc tests" line sits right above a shell or Python block, never elsewhere."""
+    """A "not run by the doc tests" marker line sits right above a shell or Python block, never elsewhere."""
     from doc_blocks import NOT_RUN
 
     marked = {(b.doc, b.not_run) for b in BLOCKS if b.not_run is not None}
     for page in [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]:
         doc = page.relative_to(ROOT).as_posix()
         for number, line in enumerate(page.read_text(encoding="utf-8").splitlines(), start=1):
-            if "not run by the doc tests" in line:
+            if line.lstrip().startswith("*(") and "not run by the doc tests" in line:
                 match = NOT_RUN.match(line.strip())
                 assert match, f"{doc}:{number}: write the marker as *(not run by the doc tests: REASON)*"
                 assert (doc, match["reason"]) in marked, f"{doc}:{number}: the marker is not above a block"
 
 
 def test_the_runner_finds_the_blocks_of_every_page() -> None:
-    pages = {block.doc for block in BLOCKS}
-    assert "README.md" in pages
-    assert {"docs/harness.md", "docs/judges.md", "docs/mining.md", "docs/scale.md"} <= pages
+    """Every page but the generated mutation report has blocks that run."""
+    pages = {block.doc for block in BLOCKS if block.not_run is None}
+    expected = {"README.md", *(f"docs/{page.name}" for page in (ROOT / "docs").glob("*.md"))} - {"docs/mutation.md"}
+    assert expected <= pages, sorted(expected - pages)
     assert {"shell", "python", "doctest"} <= {block.kind for block in BLOCKS}
+
+
+def test_no_page_holds_a_merge_conflict() -> None:
+    """Conflict markers left by a merge are caught here even outside the blocks that run."""
+    for page in [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]:
+        for number, line in enumerate(page.read_text(encoding="utf-8").splitlines(), start=1):
+            assert not line.startswith(("<<<<<<< ", ">>>>>>> ")), f"{page.name}:{number}: a merge conflict marker"
