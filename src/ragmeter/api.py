@@ -375,7 +375,8 @@ def evaluate_trec(
 
     ``complete`` is trec_eval's ``-c`` (qrels topics missing from the run count
     as 0); ``trec_compat`` averages topics without relevant documents in as 0,
-    as trec_eval does, instead of skipping them.
+    as trec_eval does, instead of skipping them, and truncates a fractional
+    relevance as trec_eval reads it (otherwise an error).
     """
     check_k(k)
     check_level(relevance_level)
@@ -383,7 +384,7 @@ def evaluate_trec(
     started = time.perf_counter()
     resolved = resolve_metrics(metrics or cfg.metrics.retrieval.metrics or list(DEFAULT_TREC_METRICS))
     hash_in_background((qrels, run))  # for the provenance, on another core (the CLI started it earlier)
-    q = read_qrels(qrels)
+    q = read_qrels(qrels, trec_compat=trec_compat)
     r = read_run(run, qrels=q)
     matched = match_trec(q, r, complete=complete)
     level = relevance_level if relevance_level is not None else cfg.metrics.retrieval.relevance_level
