@@ -277,16 +277,19 @@ class _JudgeArgs:
 def _answers_and_texts(answers: Sequence[Sequence[str]], texts: Sequence[Sequence[str | None]]) -> bool:
     """Whether the default metrics include containment.
 
-    They do when some sample has an expected answer and every item ranked for such a sample has its
-    text; a user who asks for containment without the texts gets the error.
+    They do when some sample has an expected answer and the outputs carry texts: some item ranked
+    for such a sample has one. Ids-only outputs are scored without it; outputs with some texts
+    missing get the error (as does a user who asks for containment without the texts).
 
     >>> _answers_and_texts([["30 days"], []], [["refunds within 30 days"], [None]])
     True
-    >>> _answers_and_texts([["30 days"]], [[None, "refunds within 30 days"]]), _answers_and_texts([[]], [["a"]])
+    >>> _answers_and_texts([["30 days"]], [[None, "refunds within 30 days"]])
+    True
+    >>> _answers_and_texts([["30 days"]], [[None, None]]), _answers_and_texts([[]], [["a"]])
     (False, False)
     """
     wanted = [items for answer, items in zip(answers, texts, strict=True) if answer]
-    return bool(wanted) and all(text is not None for items in wanted for text in items)
+    return any(text is not None for items in wanted for text in items)
 
 
 def _judge_config(judging: _JudgeArgs, cfg: RagmeterConfig, cfg_path: Path | None) -> JudgeConfig | None:
