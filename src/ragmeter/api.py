@@ -168,7 +168,7 @@ def _evaluate_loaded(
         from ragmeter.judges.eval_plan import default_judge_metrics
 
         names = [*names, *default_judge_metrics(judging.judges)]
-    if metrics is None and any(matched.answers):
+    if metrics is None and _answers_and_texts(matched.answers, matched.texts):
         names = [*names, "containment"]
     resolved = resolve_metrics(names)
     default_k = k if k is not None else cfg.metrics.retrieval.default_k
@@ -272,6 +272,24 @@ class _JudgeArgs:
     max_cost: float | None = None
     reliability: bool | None = None
     observer: JudgeObserver | None = None
+
+
+def _answers_and_texts(answers: Sequence[Sequence[str]], texts: Sequence[Sequence[str | None]]) -> bool:
+    """Whether the default metrics include containment.
+
+    They do when some sample has an expected answer and the outputs carry texts: some item ranked
+    for such a sample has one. Ids-only outputs are scored without it; outputs with some texts
+    missing get the error (as does a user who asks for containment without the texts).
+
+    >>> _answers_and_texts([["30 days"], []], [["refunds within 30 days"], [None]])
+    True
+    >>> _answers_and_texts([["30 days"]], [[None, "refunds within 30 days"]])
+    True
+    >>> _answers_and_texts([["30 days"]], [[None, None]]), _answers_and_texts([[]], [["a"]])
+    (False, False)
+    """
+    wanted = [items for answer, items in zip(answers, texts, strict=True) if answer]
+    return any(text is not None for items in wanted for text in items)
 
 
 def _judge_config(judging: _JudgeArgs, cfg: RagmeterConfig, cfg_path: Path | None) -> JudgeConfig | None:

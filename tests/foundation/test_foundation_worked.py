@@ -338,6 +338,26 @@ def test_containment_is_added_to_the_default_metrics_when_answers_exist() -> Non
     }
 
 
+def test_containment_is_not_a_default_metric_of_outputs_without_texts() -> None:
+    """Ids only (docs/ranking.md's samples): the defaults score them; asking for containment is the error.
+
+    Outputs with some texts missing are an error with the defaults too (test_foundation_cli_errors).
+    """
+    samples = [{"id": "q", "expected_output": ["a"], "metadata": {"expected_answer": "yes"}}]
+    outputs = {"q": {"retrieved": [{"id": "b"}, {"id": "a"}]}}
+    assert ragmeter.evaluate(samples, outputs).aggregate == {
+        "hit@5": 1.0,
+        "recall@5": 1.0,
+        "mrr": 0.5,
+        "ndcg@5": pytest.approx(0.6309, abs=1e-4),
+    }
+    with pytest.raises(MissingFieldError, match="rank 1 has no 'text'"):
+        ragmeter.evaluate(samples, outputs, metrics=["hit@5", "containment@5"])
+    partly = {"q": {"retrieved": [{"id": "b", "text": "Yes!"}, {"id": "a"}]}}
+    with pytest.raises(MissingFieldError, match="rank 2 has no 'text'"):
+        ragmeter.evaluate(samples, partly)
+
+
 def test_containment_scores_only_samples_with_an_answer() -> None:
     result = ragmeter.evaluate(
         [{"id": "q1", "metadata": {"expected_answer": "x"}}, {"id": "q2"}],
