@@ -122,13 +122,27 @@ def _main(argv: list[str] | None) -> None:
         where = f"{exc.filename}: " if exc.filename else ""
         typer.echo(f"Error: {where}{exc.strerror or exc}", err=True)
         sys.exit(EXIT_ERROR)
+    except ModuleNotFoundError as exc:  # an optional package this command needs is not installed
+        if debug:
+            raise
+        from ragmeter.extras import missing_extra_message
+
+        hint = missing_extra_message(exc.name or "")
+        if hint is None:
+            typer.echo(_internal_error(exc), err=True)
+        else:
+            typer.echo(f"Error: {hint}", err=True)
+        sys.exit(EXIT_ERROR)
     except Exception as exc:  # a defect: still one line, the traceback on request
         if debug:
             raise
-        typer.echo(
-            f"Error: internal error ({type(exc).__name__}: {exc}); rerun with --debug for the traceback "
-            "and please report it",
-            err=True,
-        )
+        typer.echo(_internal_error(exc), err=True)
         sys.exit(EXIT_ERROR)
     sys.exit(code if isinstance(code, int) else 0)
+
+
+def _internal_error(exc: BaseException) -> str:
+    return (
+        f"Error: internal error ({type(exc).__name__}: {exc}); rerun with --debug for the traceback "
+        "and please report it"
+    )
