@@ -29,6 +29,8 @@ from ragmeter.evaluation.arguments import (
     DEFAULT_TREC_METRICS,
     check_k,
     check_level,
+    check_limit,
+    limit_warning,
     load_settings,
     resolve_metrics,
 )
@@ -42,8 +44,8 @@ from ragmeter.evaluation.dataset_inputs import (
     located,
 )
 from ragmeter.evaluation.query_details import query_views, rag_sections
-from ragmeter.io.digests import file_sha256, hash_in_background
-from ragmeter.io.trec import read_qrels, read_run
+from ragmeter.io.digests import hash_in_background
+from ragmeter.io.table_subsets import head_topics, only_topics
 from ragmeter.matching.anchors import match_anchors, merged_tables
 from ragmeter.matching.ids import match_ids
 from ragmeter.matching.trec import match_trec
@@ -293,8 +295,8 @@ def _judge(
 
 
 def evaluate_trec(
-    qrels: str | Path,
-    run: str | Path,
+    qrels: Any,
+    run: Any,
     *,
     metrics: Sequence[str] | None = None,
     k: int | None = None,
@@ -302,39 +304,70 @@ def evaluate_trec(
     complete: bool = False,
     trec_compat: bool = False,
     config: RagmeterConfig | str | Path | None = None,
+    columns: Mapping[str, str] | None = None,
+    split: str | None = None,
+    limit: int | None = None,
 ) -> EvalResult:
-    """Score a TREC run against TREC qrels (trec_eval 10.0 ordering).
+    """Score a run against qrels (trec_eval 10.0 ordering).
+
+    ``qrels`` and ``run`` are TREC files or any other source of
+    :data:`ragmeter.io.table_readers.TABLE_READERS`: ranx/pytrec_eval dicts and
+    JSON files, ranx ``Run``/``Qrels``, ir_measures tuples, pandas/polars
+    DataFrames, Arrow tables, Hugging Face datasets, CSV/TSV/parquet files, BEIR
+    folders (``split``, default ``test``), ``irds:<id>`` and ``-`` (stdin).
+    ``columns`` maps the fields ``q_id``, ``doc_id``, ``score``, ``rel`` to
+    other column names. A run is ranked as trec_eval ranks it, whatever its form.
 
     ``complete`` is trec_eval's ``-c`` (qrels topics missing from the run count
     as 0); ``trec_compat`` averages topics without relevant documents in as 0,
-    as trec_eval does, instead of skipping them.
+    as trec_eval does, instead of skipping them. ``limit`` evaluates only the
+    first ``limit`` topics of the qrels (a quick look, said so in the warnings).
+
+    >>> r = evaluate_trec({"q1": {"d1": 1}}, {"q1": {"d2": 0.9, "d1": 0.9}}, metrics=["mrr"])
+    >>> r.aggregate  # the tie is broken by docno, descending: d2 first
+    {'mrr': 0.5}
     """
+    from ragmeter.io.table_readers import file_sources, load_qrels, load_run
+
     check_k(k)
     check_level(relevance_level)
+    check_limit(limit)
     cfg, cfg_path = load_settings(config)
     started = time.perf_counter()
     resolved = resolve_metrics(metrics or cfg.metrics.retrieval.metrics or list(DEFAULT_TREC_METRICS))
-    hash_in_background((qrels, run))  # for the provenance, on another core (the CLI started it earlier)
-    q = read_qrels(qrels)
-    r = read_run(run, qrels=q)
-    matched = match_trec(q, r, complete=complete)
+    hash_in_background(
+        file_sources(qrels, run)
+    )  # for the provenance, on another core (the CLI started it earlier)
+    q = load_qrels(qrels, columns=columns, split=split, trec_compat=trec_compat)
+    q_table, limited = q.table, None
+    if limit is not None and limit < len(q_table.topics):
+        limited = (limit, len(q_table.topics))
+        q_table = head_topics(q_table, limit)
+    r = load_run(run, qrels=q_table, columns=columns)
+    r_table = only_topics(r.table, q_table.topics) if limited else r.table
+    matched = match_trec(q_table, r_table, complete=complete)
     level = relevance_level if relevance_level is not None else cfg.metrics.retrieval.relevance_level
     inp = ScoringInput.from_table(matched.table, relevance_level=level)
     default_k = k if k is not None else cfg.metrics.retrieval.default_k
     scored = score_metrics(resolved, inp, default_k=default_k, trec_compat=trec_compat)
-    provenance = base_provenance(
-        cfg_path, k=k, default_k=default_k, relevance_level=level, complete=complete, trec_compat=trec_compat
-    ) | {
-        "inputs": {
-            "qrels": {"path": str(qrels), "sha256": file_sha256(qrels)},
-            "run": {"path": str(run), "sha256": file_sha256(run)},
-        },
+    settings: dict[str, Any] = {"complete": complete, "trec_compat": trec_compat}
+    if columns:
+        settings["columns"] = dict(columns)
+    if split is not None:
+        settings["split"] = split
+    if limit is not None:
+        settings["limit"] = limit
+    provenance = base_provenance(cfg_path, k=k, default_k=default_k, relevance_level=level, **settings) | {
+        "inputs": {"qrels": q.provenance, "run": r.provenance},
         "elapsed_seconds": round(time.perf_counter() - started, 6),
     }
+    warnings = list(matched.warnings)
+    if limited:
+        warnings.insert(0, limit_warning(*limited, unit="topics"))
     return assemble_result(
         matched.table.query_ids,
         scored,
-        warnings=matched.warnings,
+        warnings=warnings,
         provenance=provenance,
         n_missing_output=len(matched.missing_topics) if complete else 0,
     )

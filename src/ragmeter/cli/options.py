@@ -43,3 +43,51 @@ def output_folder(value: Path | None) -> Path | None:
                     raise typer.BadParameter(f"{value} is not a folder{where}")
                 break
     return value
+
+
+_INPUT_SUFFIXES = (".jsonl", ".json", ".yaml", ".yml", ".csv", ".tsv", ".parquet")
+
+
+def results_folder(value: Path | None) -> Path | None:
+    """A typer callback for ``-o/--out`` of ``eval``: the folder to write, never an input file.
+
+    ``-o`` used to name the recorded outputs in ``eval``; it now means the output everywhere. An
+    existing file, or a name that looks like a data file, is that old use: the error says so.
+
+    >>> results_folder(Path("results"))
+    PosixPath('results')
+    >>> try:
+    ...     results_folder(Path("outputs.jsonl"))
+    ... except typer.BadParameter as exc:
+    ...     print(exc.message)
+    outputs.jsonl looks like an input file: -o/--out names the folder to write (as in every command); give recorded outputs with --outputs outputs.jsonl
+    """
+    if value is not None and (value.is_file() or value.suffix.lower() in _INPUT_SUFFIXES):
+        raise typer.BadParameter(
+            f"{value} looks like an input file: -o/--out names the folder to write (as in every command); "
+            f"give recorded outputs with --outputs {value}"
+        )
+    return output_folder(value)
+
+
+def parse_columns(text: str | None) -> dict[str, str] | None:
+    """``--columns q_id=query,score=sim`` as a mapping (field → column); a malformed pair is an error.
+
+    >>> parse_columns("q_id=query, score=sim")
+    {'q_id': 'query', 'score': 'sim'}
+    """
+    if text is None:
+        return None
+    mapping: dict[str, str] = {}
+    for pair in filter(None, (p.strip() for p in text.split(","))):
+        field, sep, column = pair.partition("=")
+        if not sep or not field.strip() or not column.strip():
+            raise typer.BadParameter(
+                f"expected FIELD=COLUMN pairs separated by commas, got {pair!r}", param_hint="--columns"
+            )
+        if field.strip() in mapping:
+            raise typer.BadParameter(f"field {field.strip()!r} is mapped twice", param_hint="--columns")
+        mapping[field.strip()] = column.strip()
+    if not mapping:
+        raise typer.BadParameter("give at least one FIELD=COLUMN pair", param_hint="--columns")
+    return mapping
