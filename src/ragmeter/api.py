@@ -81,13 +81,22 @@ def evaluate(
     max_cost: float | None = None,
     reliability: bool | None = None,
     judge_observer: JudgeObserver | None = None,
+    columns: Mapping[str, str] | None = None,
+    split: str | None = None,
+    limit: int | None = None,
 ) -> EvalResult:
     """Score recorded outputs against a dataset.
 
-    ``dataset`` is a file (YAML/JSON/JSONL) or a list of samples; ``outputs`` a
-    file, a mapping of sample id → output, or ``None`` for outputs embedded as
-    ``actual_output``. Samples with no output are scored as empty rankings,
-    counted in ``n_missing_output`` and named in the warnings.
+    ``dataset`` is a file (YAML/JSON/JSONL/CSV/parquet: ragmeter samples, RAGAS
+    rows or DeepEval test cases), a BEIR folder, a saved Hugging Face dataset,
+    ``irds:<id>``, a list of samples or rows, a DataFrame, a ``datasets.Dataset``,
+    or a RAGAS/DeepEval ``EvaluationDataset`` (docs/formats.md); ``columns``
+    maps fields to other column names and ``split`` picks a split. ``outputs`` is
+    a file, a mapping of sample id → output (or a ranx/pytrec_eval run
+    ``{qid: {docid: score}}``, a ranx ``Run``), or ``None`` for outputs embedded
+    as ``actual_output`` (RAGAS and DeepEval rows embed theirs). Samples with no
+    output are scored as empty rankings, counted in ``n_missing_output`` and
+    named in the warnings. ``limit`` scores only the first ``limit`` samples.
 
     Samples with ``gold_supports`` (and no ``expected_output``) are matched by
     anchors; ``snippet_matching`` (default: the config's
@@ -109,11 +118,16 @@ def evaluate(
     """
     check_k(k)
     check_level(relevance_level)
+    check_limit(limit)
     cfg, cfg_path = load_settings(config)
     started = time.perf_counter()
-    samples, sources = load_samples(dataset)
+    samples, sources = load_samples(dataset, columns=columns, split=split)
     dataset_where = sources["dataset"]["path"] or "dataset"
     outs, out_sources, where_of = load_outputs(outputs, samples, dataset_where=dataset_where)
+    limited = None
+    if limit is not None and limit < len(samples):
+        limited, samples = (limit, len(samples)), samples[:limit]
+        outs = {sid: out for sid, out in outs.items() if sid in {s.id for s in samples}}
     try:
         return _evaluate_loaded(
             samples,
@@ -129,6 +143,8 @@ def evaluate(
             index_stats=index_stats,
             started=started,
             judging=_JudgeArgs(judge, judges, judge_log, max_cost, reliability, judge_observer),
+            extra_settings={"limit": limit} if limit is not None else {},
+            limited=limited,
         )
     except RagmeterError as exc:
         raise located(exc, where_of) from None
@@ -149,6 +165,8 @@ def _evaluate_loaded(
     index_stats: str | Path | IndexStats | None,
     started: float,
     judging: _JudgeArgs | None = None,
+    extra_settings: Mapping[str, Any] | None = None,
+    limited: tuple[int, int] | None = None,
 ) -> EvalResult:
     judging = judging or _JudgeArgs()
     matched = match_ids(samples, outs)
@@ -208,6 +226,8 @@ def _evaluate_loaded(
             f"{len(matched.missing_output)} sample(s) have no recorded output and were scored as empty "
             f"rankings: {shown}{more}",
         )
+    if limited is not None:
+        warnings.insert(0, limit_warning(*limited))
     provenance = base_provenance(
         cfg_path,
         k=k,
@@ -216,9 +236,11 @@ def _evaluate_loaded(
         trec_compat=trec_compat,
         snippet_matching=snippets,
         **({"pricing": {m: p.model_dump() for m, p in cfg.pricing.items()}} if cfg.pricing else {}),
+        **(extra_settings or {}),
     ) | {
         "inputs": inputs | index_sources,
         "elapsed_seconds": round(time.perf_counter() - started, 6),
+        **({"limited": {"first": limited[0], "of": limited[1]}} if limited else {}),
     }
     if judged is not None:
         provenance["judge"] = judged.provenance
@@ -360,6 +382,7 @@ def evaluate_trec(
     provenance = base_provenance(cfg_path, k=k, default_k=default_k, relevance_level=level, **settings) | {
         "inputs": {"qrels": q.provenance, "run": r.provenance},
         "elapsed_seconds": round(time.perf_counter() - started, 6),
+        **({"limited": {"first": limited[0], "of": limited[1]}} if limited else {}),
     }
     warnings = list(matched.warnings)
     if limited:

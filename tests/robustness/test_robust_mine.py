@@ -101,7 +101,7 @@ def test_the_registry_must_be_a_file(refused: Any, tmp_path: Path, target: str) 
 def _analyze(folder: Path, outputs_name: str, outputs: str) -> list[str]:
     (folder / "mined.yaml").write_text(MINED, encoding="utf-8")
     (folder / outputs_name).write_text(outputs, encoding="utf-8")
-    return ["mine", "analyze", "-d", "mined.yaml", "-o", outputs_name]
+    return ["mine", "analyze", "-d", "mined.yaml", "--outputs", outputs_name]
 
 
 ANALYZE = {

@@ -30,6 +30,7 @@ app = typer.Typer(
     add_completion=False,
     pretty_exceptions_enable=False,
     rich_markup_mode=None,
+    context_settings={"help_option_names": ["-h", "--help"]},
 )
 
 EXIT_ERROR = 2
@@ -52,9 +53,27 @@ _MODULE_OF = {
 """The module that defines each command: running one imports (and builds) only that one."""
 
 
-@app.callback()
-def _group() -> None:
-    """Measure retrieval, RAG and agentic search systems."""
+def _version(value: bool) -> None:
+    if value:
+        from ragmeter import __version__
+
+        typer.echo(f"ragmeter {__version__}")
+        raise typer.Exit()
+
+
+@app.callback(epilog="Run 'ragmeter COMMAND -h' for a command's options and an example.")
+def _group(
+    version: bool = typer.Option(
+        False, "--version", "-V", callback=_version, is_eager=True, help="Print the version and exit."
+    ),
+) -> None:
+    """Measure retrieval, RAG and agentic search systems.
+
+    \b
+    Examples:
+      ragmeter eval --qrels qrels.txt --run run.txt -m ndcg@10
+      ragmeter run examples/suite.yaml
+    """
     # A callback keeps ragmeter a group of commands even when only one command is registered.
 
 
@@ -86,7 +105,7 @@ def _main(argv: list[str] | None) -> None:
     # and pydantic and building per-query results made 166 collections (65 ms) per evaluation.
     gc.set_threshold(50_000)
     command = next((a for a in args if not a.startswith("-")), None)
-    if command in _MODULE_OF and "--help" not in args:
+    if command in _MODULE_OF and "--help" not in args and "-h" not in args:
         importlib.import_module(f"ragmeter.cli.{_MODULE_OF[command]}")
     else:  # help, or an unknown command: every command, for the list and the did-you-mean
         _register_commands()

@@ -10,7 +10,7 @@ from rich.console import Console
 from rich.markup import escape
 
 from ragmeter.cli import app
-from ragmeter.cli.options import finite, output_file, parse_columns, results_folder
+from ragmeter.cli.options import examples, finite, output_file, parse_columns, results_folder
 from ragmeter.cli.run_cmd import ExecutorOption, RayAddressOption
 from ragmeter.errors import ConfigError
 
@@ -102,18 +102,16 @@ class JudgeConsole:
             self._progress = None
 
 
-_EVAL_EXAMPLES = """Examples:
-
-\b
-  ragmeter eval --qrels qrels.txt --run run.txt -m ndcg@10 -m map
-  ragmeter eval --qrels beir/scifact --run run.json -m ndcg@10
-  ragmeter eval -d tests.yaml --outputs outputs.jsonl -o results/
-  ragmeter eval -d ragas_rows.jsonl --limit 20
-  ragmeter eval --qrels qrels.parquet --run run.csv --columns q_id=query,score=sim --format trec
-"""
-
-
-@app.command("eval", epilog=_EVAL_EXAMPLES)
+@app.command(
+    "eval",
+    epilog=examples(
+        "ragmeter eval --qrels qrels.txt --run run.txt -m ndcg@10 -m map",
+        "ragmeter eval --qrels beir/scifact --run run.json -m ndcg@10 --format trec",
+        "ragmeter eval -d tests.yaml --outputs outputs.jsonl -o results/",
+        "ragmeter eval -d ragas_rows.jsonl --limit 20",
+        "ragmeter eval --qrels qrels.parquet --run run.csv --columns q_id=query,score=sim",
+    ),
+)
 def eval_command(
     dataset: Annotated[
         str | None,

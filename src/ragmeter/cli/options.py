@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import math
 from pathlib import Path
+from typing import Annotated
 
 import typer
 
@@ -91,3 +92,25 @@ def parse_columns(text: str | None) -> dict[str, str] | None:
     if not mapping:
         raise typer.BadParameter("give at least one FIELD=COLUMN pair", param_hint="--columns")
     return mapping
+
+
+def _no_input_o(value: str | None) -> None:
+    if value is not None:
+        raise typer.BadParameter(
+            "-o names what a command writes, in every command; give the recorded outputs with --outputs"
+        )
+
+
+NoInputO = Annotated[
+    str | None, typer.Option("-o", hidden=True, metavar="OUT", callback=_no_input_o, show_default=False)
+]
+"""A hidden ``-o`` for a command that writes nothing: it used to name the outputs read; it says so."""
+
+
+def examples(*lines: str) -> str:
+    r"""A command's ``--help`` epilog: its examples, one per line, kept as written.
+
+    >>> examples("ragmeter metrics").splitlines()
+    ['Examples:', '', '\x08', '  ragmeter metrics']
+    """
+    return "Examples:\n\n\b\n" + "\n".join(f"  {line}" for line in lines)

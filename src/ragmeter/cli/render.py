@@ -218,6 +218,12 @@ def print_result(
     """
     console.print(metrics_table(result))
     console.print(f"{result.n_queries} queries", end="")
+    limited = result.provenance.get("limited")
+    if limited:
+        console.print(
+            f" [bold yellow](quick look: the first {limited['first']} of {limited['of']}, not a full run)[/]",
+            end="",
+        )
     if result.n_missing_output:
         console.print(f", {result.n_missing_output} without output (scored as empty)", end="")
     console.print()

@@ -14,7 +14,7 @@ from rich.measure import Measurement
 from rich.table import Table
 
 from ragmeter.cli import app
-from ragmeter.cli.options import finite
+from ragmeter.cli.options import examples, finite
 from ragmeter.cli.render import fmt_value, split_columns
 
 if TYPE_CHECKING:
@@ -68,7 +68,7 @@ def comparison_tables(comparison: Comparison, *, width: int) -> list[Table]:
     return [build(title, values_cols, 0), build(f"{title}: significance", sig_cols, 1)]
 
 
-@app.command("compare")
+@app.command("compare", epilog=examples("ragmeter compare results/baseline results/candidate -m ndcg@10"))
 def compare_command(
     baseline: Annotated[Path, typer.Argument(help="Baseline results folder.")],
     candidate: Annotated[Path, typer.Argument(help="Candidate results folder.")],
@@ -119,7 +119,12 @@ def compare_command(
             console.print(f"[red]{m.metric}[/] regressed most: {worst}", highlight=False, soft_wrap=True)
 
 
-@app.command("gate")
+@app.command(
+    "gate",
+    epilog=examples(
+        "ragmeter gate results/baseline results/candidate --fail-on 'ndcg@10<-0.02' --junit gate.xml"
+    ),
+)
 def gate_command(
     baseline: Annotated[Path, typer.Argument(help="Baseline results folder.")],
     candidate: Annotated[Path, typer.Argument(help="Candidate results folder.")],
@@ -219,7 +224,7 @@ def history_tables(entries: list[HistoryEntry], names: list[str], *, width: int)
     return tables
 
 
-@app.command("history")
+@app.command("history", epilog=examples("ragmeter history -m ndcg@10 --last 10"))
 def history_command(
     db: Annotated[
         Path | None,
@@ -261,11 +266,11 @@ def history_command(
         console.print(table)
 
 
-@app.command("report")
+@app.command("report", epilog=examples("ragmeter report results/demo -o report.html"))
 def report_command(
     results_dir: Annotated[Path, typer.Argument(help="Results folder (with metrics.json).")],
     out: Annotated[
-        Path | None, typer.Option("--out", help="HTML file to write (default RESULTS_DIR/report.html).")
+        Path | None, typer.Option("--out", "-o", help="HTML file to write (default RESULTS_DIR/report.html).")
     ] = None,
     db: Annotated[
         Path | None, typer.Option("--history", help="History database whose trend to include, if it exists.")

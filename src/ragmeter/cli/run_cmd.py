@@ -9,7 +9,7 @@ import typer
 from rich.console import Console
 
 from ragmeter.cli import app
-from ragmeter.cli.options import output_folder
+from ragmeter.cli.options import examples, output_folder
 from ragmeter.errors import ConfigError
 
 ExecutorOption = Annotated[
@@ -35,7 +35,14 @@ RayAddressOption = Annotated[
 """``--ray-address``, shared by the commands that can run on Ray."""
 
 
-@app.command("run")
+@app.command(
+    "run",
+    epilog=examples(
+        "ragmeter run examples/suite.yaml --fresh",
+        "ragmeter run suite.yaml --limit 10 -o results/quick",
+        "ragmeter run suite.yaml --resume",
+    ),
+)
 def run_command(
     suite: Annotated[Path, typer.Argument(help="Suite file (YAML or JSON).", show_default=False)],
     resume: Annotated[
@@ -49,7 +56,10 @@ def run_command(
     results_dir: Annotated[
         Path | None,
         typer.Option(
-            "--results-dir", help="Write here instead of the suite's results_dir.", callback=output_folder
+            "--results-dir",
+            "-o",
+            help="Write the results folder here instead of the suite's results_dir.",
+            callback=output_folder,
         ),
     ] = None,
     config: Annotated[
@@ -76,6 +86,10 @@ def run_command(
             "--breakdowns", metavar="DIMS", help="Breakdowns to print: comma-separated dimensions, or 'all'."
         ),
     ] = "category",
+    limit: Annotated[
+        int | None,
+        typer.Option("--limit", min=1, metavar="N", help="A quick look: ask only the first N questions."),
+    ] = None,
     executor: ExecutorOption = "local",
     ray_address: RayAddressOption = None,
 ) -> None:
@@ -108,6 +122,7 @@ def run_command(
             results_dir=results_dir,
             notify=note,
             executor=runner,
+            limit=limit,
         )
         if runner.remote:
             note(executor_note(runner.describe()))

@@ -18,6 +18,7 @@ from typing import Any
 
 from ragmeter.config import RagmeterConfig, load_config
 from ragmeter.errors import ConfigError, InputError, RagmeterError
+from ragmeter.evaluation.arguments import check_limit
 from ragmeter.evaluation.dataset_inputs import check_no_embedded_outputs
 from ragmeter.executors.base import Executor, use_executor
 from ragmeter.harness.adapters import make_adapter
@@ -123,6 +124,7 @@ def _evaluate(
     *,
     config: RagmeterConfig | str | Path | None,
     index_stats: Path | None,
+    limit: int | None = None,
 ) -> EvalResult:
     from ragmeter.api import evaluate
 
@@ -136,6 +138,7 @@ def _evaluate(
         index_stats=index_stats,
         judge=loaded.suite.judge,
         judge_log=outputs.parent / "judge_log.jsonl" if judged else None,
+        limit=limit,
     )
 
 
@@ -151,6 +154,7 @@ def run_suite(
     notify: Notify | None = None,
     environ: Mapping[str, str] | None = None,
     executor: Executor | None = None,
+    limit: int | None = None,
 ) -> RunOutcome:
     """Run a suite end to end and return the evaluation and the call summary.
 
@@ -159,11 +163,16 @@ def run_suite(
     results folder is an error. ``results_dir`` overrides the suite's.
     ``executor`` (default: this process) is where the system is called and the
     judges' calls are made; ``outputs.jsonl`` is always written here.
+    ``limit`` asks only the first ``limit`` questions (a quick look: recorded in
+    ``config.json`` and said first in the result's warnings).
     """
     say: Notify = notify or (lambda _message: None)
     loaded = load_suite(suite_path, environ=environ)
     suite = loaded.suite
     samples = load_dataset(loaded.dataset_path)
+    check_limit(limit)
+    if limit is not None:
+        samples = samples[:limit]
     _check_questions(loaded, samples)
     check_no_embedded_outputs(
         samples,
@@ -217,6 +226,7 @@ def run_suite(
         "resumed": continuing,
         "n_resumed": len(state.outputs),
         "executor": executor.describe() if executor is not None else {"kind": "local"},
+        **({"limit": limit} if limit is not None else {}),
     }
     sessions = list(previous.get("sessions", [])) if previous and continuing else []
     sessions.append(session)
@@ -265,7 +275,7 @@ def run_suite(
     index_stats = _write_index_stats(adapter, folder, asked=bool(pending))
     try:
         with use_executor(executor):
-            result = _evaluate(loaded, outputs_path, config=config, index_stats=index_stats)
+            result = _evaluate(loaded, outputs_path, config=config, index_stats=index_stats, limit=limit)
     except RagmeterError:
         say(
             f"the answers are kept in {outputs_path}; once the problem below is fixed, "

@@ -42,10 +42,11 @@ import ast
 import difflib
 import json
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from ragmeter.errors import InputError
+from ragmeter.schema.samples import Sample
 
 NATIVE_FIELDS = frozenset(
     {
@@ -163,14 +164,6 @@ ROW_SHAPES: tuple[RowShape, ...] = (RAGAS, DEEPEVAL)
 """The row shapes of other tools ragmeter reads (ragmeter's own samples need no mapping)."""
 
 NATIVE = "ragmeter samples"
-
-
-@dataclass
-class RowsRead:
-    """Rows turned into raw sample records, and the mapping used (for the provenance)."""
-
-    records: list[dict[str, Any]]
-    provenance: dict[str, Any] = field(default_factory=dict)
 
 
 def shape_of(row: Mapping[str, Any], *, where: str) -> RowShape | None:
@@ -292,11 +285,11 @@ def _list_role(
 
 
 def rows_to_records(
-    rows: Sequence[Mapping[str, Any]],
+    rows: Sequence[Any],
     *,
     where: Callable[[int], str],
     columns: Mapping[str, str] | None = None,
-) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+) -> tuple[list[dict[str, Any] | Sample], dict[str, Any]]:
     """Rows of samples (any shape of :data:`ROW_SHAPES`, or ragmeter's) as raw sample records.
 
     ``columns`` renames: field → the column that holds it (``{"user_input": "query"}``). A row
@@ -304,12 +297,16 @@ def rows_to_records(
     (the shape and the field each role came from).
     """
     mapping = dict(columns or {})
-    records: list[dict[str, Any]] = []
+    records: list[dict[str, Any] | Sample] = []
     shapes: set[str] = set()
     used: dict[str, str] = {}
     kept: set[str] = set()
     for index, raw in enumerate(rows):
         here = where(index)
+        if isinstance(raw, Sample):
+            shapes.add(NATIVE)
+            records.append(raw)
+            continue
         if not isinstance(raw, Mapping):
             raise InputError(f"a sample must be an object, got {type(raw).__name__}", where=here)
         row = _renamed(raw, mapping, here)
@@ -358,7 +355,12 @@ def _renamed(row: Mapping[str, Any], mapping: Mapping[str, str], where: str) -> 
     if not mapping:
         return dict(row)
     out = dict(row)
+    known = mapping_fields()
     for name, column in mapping.items():
+        if name not in known:
+            close = difflib.get_close_matches(name, sorted(known), n=1)
+            hint = f"; did you mean {close[0]!r}?" if close else ""
+            raise InputError(f"unknown field {name!r} in the column mapping{hint}", where="--columns")
         if column not in row:
             raise InputError(
                 f"--columns {name}={column}: the row has no {column!r} (it has {', '.join(map(repr, row))})",

@@ -426,12 +426,13 @@ def _load(request: TableRequest) -> tuple[TrecQrels | TrecRun, dict[str, Any]]:
             return reader.read(request)
     path = request.path
     if path is not None and path.is_dir():
-        got = "a folder that is neither a BEIR folder nor a saved Hugging Face dataset"
-    else:
-        got = type(request.source).__name__
+        from ragmeter.io.sample_sources import FOLDER_ERROR
+
+        raise InputError(FOLDER_ERROR, where=str(path))
     accepted = "; ".join(reader.name for reader in TABLE_READERS)
     raise InputError(
-        f"not a shape of {request.kind} that ragmeter reads (got {got}); accepted: {accepted}",
+        f"not a shape of {request.kind} that ragmeter reads (got {type(request.source).__name__}); "
+        f"accepted: {accepted}",
         where=request.where,
     )
 
