@@ -365,7 +365,7 @@ def evaluate_trec(
     if limit is not None and limit < len(q_table.topics):
         limited = (limit, len(q_table.topics))
         q_table = head_topics(q_table, limit)
-    r = load_run(run, qrels=q_table, columns=columns)
+    r = load_run(run, qrels=q_table, columns=columns, split=split)
     r_table = only_topics(r.table, q_table.topics) if limited else r.table
     matched = match_trec(q_table, r_table, complete=complete)
     level = relevance_level if relevance_level is not None else cfg.metrics.retrieval.relevance_level

@@ -14,8 +14,9 @@ field      column names recognised (ranx's first)
 =========  =================================================================
 
 ``columns`` maps a field to another column name (``{"q_id": "query", "score": "sim"}``; on the
-command line ``--columns q_id=query,score=sim``). A field no column fits is an error naming the
-columns the table has. The TREC layout's other columns (``iteration``, ``Q0``, ``rank``, ``tag``)
+command line ``--columns q_id=query,score=sim``). One mapping serves the qrels and the run: a
+table without the mapped column reads the field from a recognised name. A field no column fits
+is an error naming the columns the table has. The TREC layout's other columns (``iteration``, ``Q0``, ``rank``, ``tag``)
 are left aside; any other column is an error unless a mapping was given, which says that the
 rest may be left aside. Every column left aside is listed in the provenance: nothing is dropped
 without a word.
@@ -141,20 +142,19 @@ def pick_columns(
     names = list(table.column_names)
     shown = ", ".join(repr(n) for n in names)
     mapping: dict[str, str] = {}
+    mapped = False
     for name in fields:
-        if name in given:
-            if given[name] not in names:
-                raise InputError(
-                    f"--columns {name}={given[name]}: no column {given[name]!r}; the columns are {shown}",
-                    where=where,
-                )
-            mapping[name] = given[name]
+        if name in given and given[name] in names:
+            mapping[name], mapped = given[name], True
             continue
         found = [n for n in FIELD_NAMES[name] if n in names and n not in mapping.values()]
         if not found:
+            mapped_elsewhere = (
+                f"--columns {name}={given[name]}: no column {given[name]!r} either; " if name in given else ""
+            )
             raise InputError(
-                f"no column for {name} (a {kind} needs {', '.join(fields)}); the columns are {shown}; "
-                f"name it with --columns {name}=COLUMN",
+                f"{mapped_elsewhere}no column for {name} (a {kind} needs {', '.join(fields)}); the columns are "
+                f"{shown}; name it with --columns {name}=COLUMN",
                 where=where,
             )
         if len(found) > 1:
@@ -165,7 +165,7 @@ def pick_columns(
         mapping[name] = found[0]
     rest = [n for n in names if n not in mapping.values()]
     unknown = [n for n in rest if n not in TREC_LAYOUT_COLUMNS]
-    if unknown and not given:
+    if unknown and not mapped:
         raise InputError(
             f"column {unknown[0]!r} is not read (a {kind} is read from {', '.join(fields)}); map the columns with "
             f"--columns ({', '.join(f'{f}={mapping[f]}' for f in fields)}) to leave the others aside",

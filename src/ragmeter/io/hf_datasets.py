@@ -3,7 +3,8 @@
 A saved folder is recognised by the files ``save_to_disk`` writes (``state.json`` and
 ``dataset_info.json``, or ``dataset_dict.json`` for several splits) and read with
 ``datasets.load_from_disk`` (the ``datasets`` extra). A ``DatasetDict`` needs a split: the one
-named (``--split``), else its only one; several without a name is an error naming them.
+named (``--split``), else its only one; several without a name is an error naming them. A
+single ``Dataset`` has no splits and ignores ``--split`` (which may be meant for the other input).
 The result is an Arrow table, read as a run, qrels or rows of samples by the caller.
 
 >>> import pathlib, tempfile
@@ -62,6 +63,4 @@ def load_saved(path: Path, split: str | None) -> tuple[pa.Table, dict[str, Any]]
     if is_dataset_dict(data):
         data, split = pick_split(data, split, where=str(path))
         provenance["split"] = split
-    elif split is not None:
-        raise InputError(f"--split {split}: this saved dataset has no splits", where=str(path))
     return data.with_format("arrow")[:], provenance

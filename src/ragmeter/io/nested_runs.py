@@ -22,7 +22,6 @@ ragmeter.errors.InputError: qrels['q1']['d1']: rel: expected a number, got str '
 
 from __future__ import annotations
 
-import itertools
 from collections.abc import Iterable, Mapping
 from typing import Any
 
@@ -99,24 +98,17 @@ def _tuple_fields(item: Any) -> tuple[str, ...]:
 
 
 def peek_tuples(data: Any, value_field: str) -> tuple[Any, Iterable[Any]] | None:
-    """For an iterable of ir_measures-style named tuples with ``value_field``: (the first, all of them).
+    """For a list of ir_measures-style named tuples with ``value_field``: (the first, all of them).
 
-    ``None`` when ``data`` is something else (a mapping, text, a table, other items). A one-shot
-    iterator is consumed only up to its first item, and handed back whole.
+    ``None`` when ``data`` is something else (a mapping, text, a table, other items). A generator
+    is turned into a list before it gets here (:func:`ragmeter.io.table_readers.load_run`).
     """
-    if isinstance(data, (Mapping, str, bytes)) or not isinstance(data, Iterable) or hasattr(data, "columns"):
+    if not isinstance(data, (list, tuple)):
         return None
-    if isinstance(data, (list, tuple)):
-        first = data[0] if data else None
-        items: Iterable[Any] = data
-    else:
-        iterator = iter(data)
-        first = next(iterator, None)
-        items = itertools.chain([first], iterator) if first is not None else []
-    fields = _tuple_fields(first)
+    fields = _tuple_fields(data[0]) if data else ()
     if not {"query_id", "doc_id", value_field} <= set(fields):
         return None
-    return first, items
+    return data[0], data
 
 
 def qrels_from_tuples(items: Iterable[Any], *, where: str, trec_compat: bool = False) -> TrecQrels:

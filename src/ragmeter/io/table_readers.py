@@ -27,7 +27,7 @@ from __future__ import annotations
 import os
 import sys
 import tempfile
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Generic, TypeVar
@@ -421,6 +421,12 @@ TABLE_READERS: tuple[TableReader, ...] = (
 
 
 def _load(request: TableRequest) -> tuple[TrecQrels | TrecRun, dict[str, Any]]:
+    if request.columns:
+        from ragmeter.io.frames import FIELD_NAMES, check_mapping
+
+        check_mapping(request.columns, tuple(FIELD_NAMES), what="qrels and run")
+    if isinstance(request.source, Iterator):  # a generator of tuples: read once, whatever reads it
+        request = replace(request, source=list(request.source))
     for reader in TABLE_READERS:
         if reader.detect(request):
             return reader.read(request)
