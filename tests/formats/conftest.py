@@ -68,3 +68,26 @@ def ir_data(tmp_path_factory: pytest.TempPathFactory) -> IrData:
     expected = evaluate_trec(qrels_path, run_path, metrics=METRICS)
     assert expected.n_queries == 7 and all(v is not None for v in expected.aggregate.values())
     return IrData(qrels, run, qrels_path, run_path, expected)
+
+
+@pytest.fixture(scope="session")
+def irds_name(ir_data: IrData, tmp_path_factory: pytest.TempPathFactory) -> str:
+    """A dataset registered with ir_datasets from local files (nothing is downloaded)."""
+    ir_datasets = pytest.importorskip("ir_datasets")
+    from ir_datasets.datasets.base import Dataset
+    from ir_datasets.formats import TrecQrels, TrecScoredDocs, TsvQueries
+    from ir_datasets.util import LocalDownload
+
+    folder = tmp_path_factory.mktemp("irds")
+    (folder / "queries.tsv").write_text("".join(f"{q}\tquestion {q}\n" for q in ir_data.qrels))
+    name = "ragmeter-test/local"
+    if name not in ir_datasets.registry:
+        ir_datasets.registry.register(
+            name,
+            Dataset(
+                TsvQueries(LocalDownload(folder / "queries.tsv")),
+                TrecQrels(LocalDownload(ir_data.qrels_path), {0: "no", 1: "yes", 2: "good", 3: "best"}),
+                TrecScoredDocs(LocalDownload(ir_data.run_path)),
+            ),
+        )
+    return f"irds:{name}"

@@ -18,10 +18,10 @@ import pyarrow as pa
 import pyarrow.csv as pacsv
 import pyarrow.parquet as pq
 import pytest
+from tests.formats.conftest import METRICS, IrData, same_numbers
 
 from ragmeter import evaluate_trec
 from ragmeter.errors import InputError
-from tests.formats.conftest import METRICS, IrData, same_numbers
 
 
 def _frame(data: IrData, kind: str, names: tuple[str, str, str]) -> pd.DataFrame:
@@ -225,29 +225,6 @@ def test_beir_folders(ir_data: IrData, tmp_path: Path) -> None:
         evaluate_trec(tmp_path / "beir", ir_data.run_path, split="dev")
     with pytest.raises(InputError, match="a BEIR folder holds qrels, not a run"):
         evaluate_trec(tmp_path / "beir", tmp_path / "beir")
-
-
-@pytest.fixture(scope="module")
-def irds_name(ir_data: IrData, tmp_path_factory: pytest.TempPathFactory) -> str:
-    """A dataset registered with ir_datasets from local files (nothing is downloaded)."""
-    ir_datasets = pytest.importorskip("ir_datasets")
-    from ir_datasets.datasets.base import Dataset
-    from ir_datasets.formats import TrecQrels, TrecScoredDocs, TsvQueries
-    from ir_datasets.util import LocalDownload
-
-    folder = tmp_path_factory.mktemp("irds")
-    (folder / "queries.tsv").write_text("".join(f"{q}\tquestion {q}\n" for q in ir_data.qrels))
-    name = "ragmeter-test/local"
-    if name not in ir_datasets.registry:
-        ir_datasets.registry.register(
-            name,
-            Dataset(
-                TsvQueries(LocalDownload(folder / "queries.tsv")),
-                TrecQrels(LocalDownload(ir_data.qrels_path), {0: "no", 1: "yes", 2: "good", 3: "best"}),
-                TrecScoredDocs(LocalDownload(ir_data.run_path)),
-            ),
-        )
-    return f"irds:{name}"
 
 
 def test_ir_datasets_qrels_and_scored_docs(ir_data: IrData, irds_name: str) -> None:

@@ -148,7 +148,9 @@ def test_embedded_outputs_and_an_outputs_file_are_refused(
     refused: Any, tmp_path: Path, dataset: str, name: str
 ) -> None:
     _files(tmp_path, {name: dataset, "o.jsonl": '{"id": "q1", "output": ["d1"]}\n'})
-    line = refused(["eval", "-d", name, "--outputs", "o.jsonl"], f"{name}: sample 'q1': actual_output", "o.jsonl")
+    line = refused(
+        ["eval", "-d", name, "--outputs", "o.jsonl"], f"{name}: sample 'q1': actual_output", "o.jsonl"
+    )
     assert "keep one source" in line
 
 
@@ -311,7 +313,9 @@ def test_a_config_judge_block_with_only_a_cache_path_is_read(accepted: Any, tmp_
     _files(
         tmp_path, {"ragmeter.yaml": "judge:\n  cache_path: c.sqlite\n", "d.yaml": DATASET, "o.jsonl": OUTPUTS}
     )
-    out = json.loads(accepted(["eval", "-d", "d.yaml", "--outputs", "o.jsonl", "-m", "mrr", "--no-judge", "--json"]))
+    out = json.loads(
+        accepted(["eval", "-d", "d.yaml", "--outputs", "o.jsonl", "-m", "mrr", "--no-judge", "--json"])
+    )
     assert out["aggregate"] == {"mrr": 1.0}
 
 

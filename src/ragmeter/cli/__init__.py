@@ -61,19 +61,16 @@ def _version(value: bool) -> None:
         raise typer.Exit()
 
 
-@app.callback(epilog="Run 'ragmeter COMMAND -h' for a command's options and an example.")
+@app.callback(
+    epilog="Examples:\n\n\b\n  ragmeter eval --qrels qrels.txt --run run.txt -m ndcg@10\n"
+    "  ragmeter run examples/suite.yaml\n\nRun 'ragmeter COMMAND -h' for a command's options and examples."
+)
 def _group(
     version: bool = typer.Option(
         False, "--version", "-V", callback=_version, is_eager=True, help="Print the version and exit."
     ),
 ) -> None:
-    """Measure retrieval, RAG and agentic search systems.
-
-    \b
-    Examples:
-      ragmeter eval --qrels qrels.txt --run run.txt -m ndcg@10
-      ragmeter run examples/suite.yaml
-    """
+    """Measure retrieval, RAG and agentic search systems."""
     # A callback keeps ragmeter a group of commands even when only one command is registered.
 
 
