@@ -342,7 +342,7 @@ def eval_command(
             raise ConfigError("--executor and --ray-address apply to TREC runs (--qrels/--run) only")
     if trec_mode:
         if qrels is None or run is None:
-            raise ConfigError("evaluating a run needs both --qrels and --run")
+            raise ConfigError("TREC evaluation needs both --qrels and --run")
         options: dict[str, Any] = {
             "metrics": metric or None,
             "k": k,
@@ -370,7 +370,7 @@ def eval_command(
         if dataset is None:
             raise ConfigError("nothing to evaluate: give --dataset (with --outputs) or --qrels and --run")
         if complete:
-            raise ConfigError("--complete applies to runs (--qrels/--run) only")
+            raise ConfigError("--complete applies to TREC runs (--qrels/--run) only")
         from ragmeter.judges.answers import DEFAULT_LOG_NAME
 
         observer = JudgeConsole(Console(stderr=True), say_budget_stop=output_format != "table")

@@ -230,7 +230,7 @@ def _as_row(item: Any) -> Any:
         return item
     dump = getattr(item, "model_dump", None)
     if callable(dump):
-        return {k: v for k, v in dump().items() if v is not None}
+        return {k: v for k, v in dump(exclude_defaults=True).items() if v is not None}
     return item
 
 

@@ -115,7 +115,7 @@ def _read_trec(request: TableRequest) -> tuple[TrecQrels | TrecRun, dict[str, An
     path = request.path
     assert path is not None
     table = read_qrels(path) if request.kind == "qrels" else read_run(path, qrels=request.qrels)
-    return table, _file(request, "TREC")
+    return table, {"path": str(path), "sha256": file_sha256(path)}  # TREC, the default: no "format"
 
 
 def _is_json(request: TableRequest) -> bool:
