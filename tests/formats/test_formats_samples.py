@@ -130,6 +130,13 @@ def test_nothing_is_dropped_without_a_word() -> None:
         read_samples([{"user_input": "q"}, {"input": "q", "retrieval_context": ["c"]}])
     with pytest.raises(InputError, match="both 'user_input' and 'question' give the input"):
         read_samples([{"user_input": "q", "question": "q2"}])
+    # a ragmeter sample may keep its question under "question" (as http suites read it): not a RAGAS row
+    samples, provenance = read_samples([{"id": "s", "question": "Why?", "expected_output": ["d1"]}])
+    assert samples[0].model_extra == {"question": "Why?"} and provenance["shape"] == "ragmeter samples"
+    with pytest.raises(
+        InputError, match=r"mixes RAGAS rows fields \(answer, question\) with ragmeter sample"
+    ):
+        read_samples([{"id": "s", "question": "Why?", "answer": "x", "expected_output": ["d1"]}])
     samples, provenance = read_samples(
         [{"user_input": "q", "rubrics": {"score1": "bad"}, "synthesizer_name": "x"}]
     )

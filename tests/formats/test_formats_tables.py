@@ -5,6 +5,7 @@ from __future__ import annotations
 import bz2
 import gzip
 import json
+import lzma
 import os
 import random
 import subprocess
@@ -246,9 +247,13 @@ def test_compressed_trec_files(ir_data: IrData, tmp_path: Path) -> None:
     (tmp_path / "run.bz2").write_bytes(bz2.compress(raw))
     (tmp_path / "run.zst").write_bytes(zstandard.ZstdCompressor().compress(raw))
     (tmp_path / "qrels.gz").write_bytes(gzip.compress(ir_data.qrels_path.read_bytes()))
-    for name in ("run.gz", "run.bz2", "run.zst"):
+    (tmp_path / "run.txt.xz").write_bytes(lzma.compress(b"# a comment line: read line by line\n" + raw))
+    for name in ("run.gz", "run.bz2", "run.zst", "run.txt.xz"):
         result = evaluate_trec(tmp_path / "qrels.gz", tmp_path / name, metrics=METRICS)
         same_numbers(result, ir_data.expected)
+    (tmp_path / "broken.gz").write_bytes(raw)  # named .gz, not compressed
+    with pytest.raises(InputError, match=r"broken.gz: cannot decompress the file as gzip"):
+        evaluate_trec(tmp_path / "qrels.gz", tmp_path / "broken.gz", metrics=METRICS)
 
 
 def test_standard_input(ir_data: IrData) -> None:

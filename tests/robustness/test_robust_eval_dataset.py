@@ -31,12 +31,10 @@ def _eval(folder: Path, outputs_name: str, outputs: str, *extra: str) -> list[st
 
 ACCEPTED = "accepted: JSON Lines"
 UNKNOWN_SHAPES = {
-    "ranx-run-json": ("o.json", '{"q1": {"d1": 1.0, "d2": 0.5}, "q2": {"d3": 2.0}}', "ranx/pytrec_eval run"),
-    "ranx-run-yaml": ("o.yaml", "q1: {d1: 1.0}\nq2: {d3: 0.5}\n", "ranx/pytrec_eval run"),
-    "pytrec-int-scores": ("o.json", '{"q1": {"d1": 1}}', "ranx/pytrec_eval run"),
     "list-of-records": ("o.json", '[{"id": "q1", "output": ["d1"]}]', "it is a list"),
     "scalar": ("o.json", "3", "it is a number"),
     "string": ("o.json", '"d1 d2"', "it is a text"),
+    "runs-with-text-scores": ("o.json", '{"q1": {"d1": "high"}}', "its first value is an object"),
     "values-are-numbers": ("o.json", '{"q1": 1, "q2": 2}', "its first value is a number, not an output"),
     "values-are-null": ("o.yaml", "q1:\nq2:\n", "its first value is null"),
     "jsonl-keyed-by-qid": ("o.jsonl", '{"q1": ["d1"]}\n', "its first line is an object with keys 'q1'"),

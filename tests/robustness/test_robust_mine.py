@@ -105,11 +105,11 @@ def _analyze(folder: Path, outputs_name: str, outputs: str) -> list[str]:
 
 
 ANALYZE = {
-    "ranx-run": (
+    "run-with-text-scores": (
         "o.json",
-        '{"b:q1": {"json.dumps": 1.0}}',
+        '{"b:q1": {"json.dumps": "high"}}',
         "o.json: not a shape of outputs",
-        "ranx/pytrec_eval",
+        "a ranx/pytrec_eval run {qid: {docid: score}}",
     ),
     "jsonl-rows": ("o.jsonl", '{"qid": "b:q1", "docno": "json.dumps"}\n', "o.jsonl: not a shape of outputs"),
     "no-output-field": (

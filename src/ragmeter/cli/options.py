@@ -52,8 +52,8 @@ _INPUT_SUFFIXES = (".jsonl", ".json", ".yaml", ".yml", ".csv", ".tsv", ".parquet
 def results_folder(value: Path | None) -> Path | None:
     """A typer callback for ``-o/--out`` of ``eval``: the folder to write, never an input file.
 
-    ``-o`` used to name the recorded outputs in ``eval``; it now means the output everywhere. An
-    existing file, or a name that looks like a data file, is that old use: the error says so.
+    ``-o`` used to name the recorded outputs in ``eval``; it now means the output everywhere. A
+    name that looks like a data file (``outputs.jsonl``) is that old use: the error says so.
 
     >>> results_folder(Path("results"))
     PosixPath('results')
@@ -63,7 +63,7 @@ def results_folder(value: Path | None) -> Path | None:
     ...     print(exc.message)
     outputs.jsonl looks like an input file: -o/--out names the folder to write (as in every command); give recorded outputs with --outputs outputs.jsonl
     """
-    if value is not None and (value.is_file() or value.suffix.lower() in _INPUT_SUFFIXES):
+    if value is not None and value.suffix.lower() in _INPUT_SUFFIXES:
         raise typer.BadParameter(
             f"{value} looks like an input file: -o/--out names the folder to write (as in every command); "
             f"give recorded outputs with --outputs {value}"

@@ -205,8 +205,10 @@ def read_csv(path: Path, *, delimiter: str) -> pa.Table:
     """A CSV (or TSV) file with a header line, every column as text (ids stay as written)."""
     import pyarrow.csv as pacsv
 
+    from ragmeter.io.compression import open_stream
+
     try:
-        with pa.input_stream(str(path), compression="detect") as stream:
+        with open_stream(path) as stream:
             header = stream.read(1 << 16).split(b"\n", 1)[0].rstrip(b"\r")
     except FileNotFoundError:
         raise InputError("file not found", where=str(path)) from None
@@ -224,14 +226,15 @@ def read_csv(path: Path, *, delimiter: str) -> pa.Table:
         repeated = next(n for n in names if names.count(n) > 1)
         raise InputError(f"the header names column {repeated!r} twice", where=f"{path}:1")
     try:
-        return pacsv.read_csv(
-            str(path),
-            parse_options=pacsv.ParseOptions(delimiter=delimiter, quote_char=quote),
-            convert_options=pacsv.ConvertOptions(
-                column_types=dict.fromkeys(names, pa.string()), strings_can_be_null=False
-            ),
-        )
-    except pa.ArrowInvalid as exc:
+        with open_stream(path) as stream:
+            return pacsv.read_csv(
+                stream,
+                parse_options=pacsv.ParseOptions(delimiter=delimiter, quote_char=quote),
+                convert_options=pacsv.ConvertOptions(
+                    column_types=dict.fromkeys(names, pa.string()), strings_can_be_null=False
+                ),
+            )
+    except (pa.ArrowInvalid, OSError) as exc:
         raise InputError(
             f"cannot read it as {'CSV' if delimiter == ',' else 'TSV'}: {str(exc).splitlines()[0]}",
             where=str(path),

@@ -26,6 +26,7 @@ import yaml
 from pydantic import BaseModel, ValidationError
 
 from ragmeter.errors import InputError
+from ragmeter.io.compression import read_bytes
 from ragmeter.io.digests import file_sha256 as file_sha256  # re-exported: it used to live here
 
 M = TypeVar("M", bound=BaseModel)
@@ -144,10 +145,10 @@ def validate(model: type[M], value: Any, *, where: str) -> M:
 def read_text(path: Path, *, empty: str = "file is empty") -> str:
     """Read a UTF-8 text file, turning OS and decoding errors into :class:`InputError`.
 
-    ``empty`` is the error for a file with nothing but white space.
+    A ``.gz``, ``.bz2``, ``.zst``… file is decompressed. ``empty`` is the error for a file with nothing but white space.
     """
     try:
-        data = path.read_bytes()
+        data = read_bytes(path)
     except FileNotFoundError:
         raise InputError("file not found", where=str(path)) from None
     except IsADirectoryError:

@@ -165,6 +165,9 @@ ROW_SHAPES: tuple[RowShape, ...] = (RAGAS, DEEPEVAL)
 
 NATIVE = "ragmeter samples"
 
+QUESTION_ONLY = frozenset({"question", "user_input"})
+"""RAGAS fields a ragmeter sample may carry along (its ``input`` is the question): nothing else is lost."""
+
 
 def shape_of(row: Mapping[str, Any], *, where: str) -> RowShape | None:
     """The shape a row is written in (``None``: a ragmeter sample); mixed shapes are an error."""
@@ -182,6 +185,8 @@ def shape_of(row: Mapping[str, Any], *, where: str) -> RowShape | None:
         return None
     shape = found[0]
     native = sorted((keys & NATIVE_FIELDS) - shape.known())
+    if native and keys & shape.marks <= QUESTION_ONLY:
+        return None  # a ragmeter sample that also keeps the question under another name
     if native:
         raise InputError(
             f"the row mixes {shape.name} fields ({', '.join(sorted(keys & shape.marks))}) with ragmeter sample "

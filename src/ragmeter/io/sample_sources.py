@@ -18,10 +18,10 @@ from pathlib import Path
 from typing import Any
 
 from ragmeter.errors import InputError
+from ragmeter.io.compression import inner_suffix
 from ragmeter.io.records import read_record_list, validate
 from ragmeter.schema.samples import Sample
 
-_COMPRESSION = (".gz", ".bz2", ".xz", ".zst", ".zstd", ".lz4", ".br")
 _STRUCTURED_CELLS = frozenset(
     {
         "expected_output",
@@ -64,11 +64,7 @@ def _path(source: Any) -> Path | None:
 
 def _suffix(source: Any) -> str:
     path = _path(source)
-    if path is None:
-        return ""
-    if path.suffix.lower() in _COMPRESSION:
-        path = path.with_suffix("")
-    return path.suffix.lower()
+    return "" if path is None else inner_suffix(path)
 
 
 def _file_provenance(path: Path, fmt: str) -> dict[str, Any]:

@@ -33,6 +33,7 @@ from pathlib import Path
 from typing import Any, Generic, TypeVar
 
 from ragmeter.errors import InputError, RagmeterError
+from ragmeter.io.compression import inner_suffix
 from ragmeter.io.digests import file_sha256
 from ragmeter.io.frames import TableKind
 from ragmeter.io.trec import read_qrels, read_run
@@ -41,7 +42,6 @@ from ragmeter.io.trec_tables import TrecQrels, TrecRun
 T = TypeVar("T", TrecQrels, TrecRun)
 
 STDIN = "-"
-_COMPRESSION = (".gz", ".bz2", ".xz", ".zst", ".zstd", ".lz4", ".br")
 
 
 @dataclass(frozen=True)
@@ -73,11 +73,7 @@ class TableRequest:
     def suffix(self) -> str:
         """The path's suffix behind a compression suffix (``.csv`` for ``run.csv.gz``), lower-case."""
         path = self.path
-        if path is None:
-            return ""
-        if path.suffix.lower() in _COMPRESSION:
-            path = path.with_suffix("")
-        return path.suffix.lower()
+        return "" if path is None else inner_suffix(path)
 
 
 @dataclass(frozen=True)

@@ -36,6 +36,8 @@ import pyarrow.csv as pacsv
 from numpy.typing import NDArray
 from pyarrow._compute import call_function  # pyarrow.compute itself takes 60 ms to import
 
+from ragmeter.errors import RagmeterError
+from ragmeter.io.compression import codec_of, open_stream
 from ragmeter.io.docnos import Docnos, numpy_view, pair_keys, string_bounds, strings_at, topic_keys
 from ragmeter.io.trec_exact import read_qrels_exact, read_run_exact
 from ragmeter.io.trec_tables import TrecQrels, TrecRun, judged_lines, name_codes
@@ -58,9 +60,6 @@ _HIGH_HALF = 1 if np.little_endian else 0
 
 _TOPIC_RUNS = 1 << 12
 """A chunk with more runs of equal topics than this (and than 1/16 of its lines) is dictionary-encoded."""
-
-_COMPRESSED = (".gz", ".bz2", ".lz4", ".zst", ".zstd", ".br")
-"""Suffixes pyarrow decompresses on the fly: such files are parsed in one piece."""
 
 
 def _is_regular(table: pa.Table, topics: list[str]) -> bool:
@@ -151,11 +150,12 @@ def _fast_columns(
     slice single-threaded: that costs less CPU than pyarrow's own threads);
     then the threads fill the output arrays and hash the docnos, slice by slice.
     """
+    compressed = codec_of(path) is not None
     try:
-        with path.open("rb") as handle:
+        with open_stream(path) if compressed else path.open("rb") as handle:
             head = handle.read(1 << 16)
         size = path.stat().st_size
-    except OSError:
+    except (OSError, ValueError, RagmeterError):  # a missing file, corrupt data: the exact reader says so
         return None
     first = head.split(b"\n", 1)[0]
     if not first.strip() or first.startswith((b"#", b" ", b"\t")):
@@ -163,8 +163,9 @@ def _fast_columns(
     delimiter = "\t" if b"\t" in first else " "
     workers = _workers()
     try:
-        if workers < 2 or size < _PARALLEL_BYTES or path.suffix.lower() in _COMPRESSED:
-            pieces = [_parse(str(path), names, types, delimiter, threads=True)]
+        if workers < 2 or size < _PARALLEL_BYTES or compressed:
+            with open_stream(path) if compressed else contextlib.nullcontext(str(path)) as source:
+                pieces = [_parse(source, names, types, delimiter, threads=True)]
             columns = _columns(pieces, list(types)[-1], map, qrels)
         else:
             columns = _parse_slices(path, size, workers, names, types, delimiter, qrels)
@@ -181,7 +182,7 @@ def _workers() -> int:
 
 
 def _parse(
-    source: str | pa.BufferReader,
+    source: str | pa.NativeFile,
     names: list[str],
     types: dict[str, pa.DataType],
     delimiter: str,
@@ -204,7 +205,12 @@ def _parse(
                 quoted_strings_can_be_null=False,
             ),
         )
-    except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError):
+    except (
+        pa.ArrowInvalid,
+        pa.ArrowNotImplementedError,
+        pa.ArrowTypeError,
+        OSError,
+    ):  # OSError: corrupt data
         raise _Irregular from None
     topics = _topic_runs(table.column(0))
     if not _is_regular(table, topics.names):
