@@ -130,6 +130,21 @@ def test_nothing_is_dropped_without_a_word() -> None:
         read_samples([{"user_input": "q"}, {"input": "q", "retrieval_context": ["c"]}])
     with pytest.raises(InputError, match="both 'user_input' and 'question' give the input"):
         read_samples([{"user_input": "q", "question": "q2"}])
+    for row, message in (
+        ({"user_input": "q", "retrieved_contexts": "one"}, "retrieved_contexts: expected a list, got a text"),
+        (
+            {"user_input": "q", "retrieved_contexts": ["a", 2]},
+            r"retrieved_contexts\[1\]: expected a text, got int",
+        ),
+        ({"user_input": "q", "response": 5}, "response: expected a text, got int 5"),
+        (
+            {"user_input": "q", "retrieved_context_ids": [1.5]},
+            r"retrieved_context_ids\[0\]: expected a text or",
+        ),
+        ({"input": "q", "actual_output": ["x"]}, "actual_output: expected a text, got list"),
+    ):
+        with pytest.raises(InputError, match=rf"dataset\[0\]: {message}"):
+            read_samples([row])
     # a ragmeter sample may keep its question under "question" (as http suites read it): not a RAGAS row
     samples, provenance = read_samples([{"id": "s", "question": "Why?", "expected_output": ["d1"]}])
     assert samples[0].model_extra == {"question": "Why?"} and provenance["shape"] == "ragmeter samples"

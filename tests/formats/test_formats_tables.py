@@ -226,6 +226,10 @@ def test_beir_folders(ir_data: IrData, tmp_path: Path) -> None:
         evaluate_trec(tmp_path / "beir", ir_data.run_path, split="dev")
     with pytest.raises(InputError, match="a BEIR folder holds qrels, not a run"):
         evaluate_trec(tmp_path / "beir", tmp_path / "beir")
+    headless = tmp_path / "beir" / "qrels" / "headless.tsv"
+    headless.write_text("q1\td1\t1\n")  # BEIR's loader would skip this judgment as the header
+    with pytest.raises(InputError, match=r"headless.tsv:1: the first line must be BEIR's header"):
+        evaluate_trec(tmp_path / "beir", ir_data.run_path, split="headless")
 
 
 def test_ir_datasets_qrels_and_scored_docs(ir_data: IrData, irds_name: str) -> None:
@@ -342,6 +346,9 @@ def test_tables_name_rows_and_columns(tmp_path: Path) -> None:
     (tmp_path / "q.csv").write_text("q_id,doc_id,rel\nq,a,1\nq,b,x\n")
     with pytest.raises(InputError, match=r"q.csv:3: rel: 'x' is not a number"):
         evaluate_trec(tmp_path / "q.csv", {"q": {"a": 1.0}})
+    (tmp_path / "short.tsv").write_text("q_id\tdoc_id\trel\nq\ta\t1\nq\tb\n")
+    with pytest.raises(InputError, match=r"short.tsv:3: expected 3 fields \(as the header line has\), got 2"):
+        evaluate_trec(tmp_path / "short.tsv", {"q": {"a": 1.0}})
     (tmp_path / "r.csv").write_text("q_id,doc_id,score,text\nq,a,1,hello\n")
     with pytest.raises(
         InputError, match=r"column 'text' is not read .* --columns \(q_id=q_id, doc_id=doc_id, score=score\)"

@@ -63,6 +63,12 @@ def read_beir_qrels(
     """The qrels of one split, and what the provenance records (the file, the split)."""
     path = split_file(folder, split)
     table = read_csv(path, delimiter="\t")
+    if not set(BEIR_COLUMNS.values()) <= set(table.column_names):
+        raise InputError(
+            "the first line must be BEIR's header 'query-id<TAB>corpus-id<TAB>score', got "
+            + repr("<TAB>".join(table.column_names)),
+            where=f"{path}:1",
+        )
     qrels, picked = table_to_qrels(
         table, rows=RowNames(str(path), first_line=2), columns=BEIR_COLUMNS, trec_compat=trec_compat
     )

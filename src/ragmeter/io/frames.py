@@ -225,20 +225,52 @@ def read_csv(path: Path, *, delimiter: str) -> pa.Table:
     if len(set(names)) != len(names):
         repeated = next(n for n in names if names.count(n) > 1)
         raise InputError(f"the header names column {repeated!r} twice", where=f"{path}:1")
+    convert = pacsv.ConvertOptions(column_types=dict.fromkeys(names, pa.string()), strings_can_be_null=False)
     try:
         with open_stream(path) as stream:
             return pacsv.read_csv(
                 stream,
                 parse_options=pacsv.ParseOptions(delimiter=delimiter, quote_char=quote),
-                convert_options=pacsv.ConvertOptions(
-                    column_types=dict.fromkeys(names, pa.string()), strings_can_be_null=False
-                ),
+                convert_options=convert,
             )
     except (pa.ArrowInvalid, OSError) as exc:
+        _raise_bad_row(path, pacsv.ParseOptions(delimiter=delimiter, quote_char=quote), convert)
         raise InputError(
             f"cannot read it as {'CSV' if delimiter == ',' else 'TSV'}: {str(exc).splitlines()[0]}",
             where=str(path),
         ) from None
+
+
+def _raise_bad_row(path: Path, parse: Any, convert: Any) -> None:
+    """After a failed read: read again on one thread, which numbers rows, and name the first bad one."""
+    import pyarrow.csv as pacsv
+
+    from ragmeter.io.compression import open_stream
+
+    bad: list[Any] = []
+
+    def note(row: Any) -> str:
+        bad.append(row)
+        return "skip"
+
+    parse.invalid_row_handler = note
+    try:
+        with open_stream(path) as stream:
+            pacsv.read_csv(
+                stream,
+                read_options=pacsv.ReadOptions(use_threads=False),
+                parse_options=parse,
+                convert_options=convert,
+            )
+    except (pa.ArrowInvalid, OSError):
+        pass
+    if bad:
+        row = bad[0]
+        raise InputError(
+            f"expected {row.expected_columns} fields (as the header line has), got {row.actual_columns}: "
+            f"{row.text[:80]!r}",
+            where=f"{path}:{row.number}" if row.number is not None else str(path),
+        )
 
 
 def read_parquet(path: Path) -> pa.Table:

@@ -214,8 +214,34 @@ def _as_list(value: Any, name: str, shape: RowShape, where: str) -> list[Any]:
                 return parsed
         if shape.list_separator is not None:
             return value.split(shape.list_separator) if value else []
-        return [value]
+        raise InputError(
+            f"{name}: expected a list, got a text that is not one ({_short(value)}); "
+            "write it as a JSON list, or as the Python list RAGAS's to_csv writes",
+            where=where,
+        )
     raise InputError(f"{name}: expected a list, got {type(value).__name__}", where=where)
+
+
+def _short(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+_ID_ROLES = frozenset({"id", "context_ids", "reference_ids"})
+"""Roles whose values are ids (a text or a whole number); every other role holds texts."""
+
+
+def _check_value(value: Any, role: str, label: str, where: str) -> None:
+    """A value of a text role is a text, of an id role a text or a whole number; else an error naming it."""
+    if isinstance(value, str):
+        return
+    if role in _ID_ROLES:
+        if isinstance(value, int) and not isinstance(value, bool):
+            return
+        expected = "a text or a whole number (an id)"
+    else:
+        expected = "a text"
+    raise InputError(f"{label}: expected {expected}, got {type(value).__name__} {_short(value)}", where=where)
 
 
 def _pick(row: Mapping[str, Any], shape: RowShape, role: str, where: str, used: dict[str, str]) -> Any:
@@ -225,7 +251,17 @@ def _pick(row: Mapping[str, Any], shape: RowShape, role: str, where: str, used: 
     if not names:
         return None
     used[role] = names[0]
-    return row[names[0]]
+    value = row[names[0]]
+    if role in _SINGLE_ROLES:
+        _check_value(value, role, names[0], where)
+    elif role == "expected_answer":  # one answer, or several (RAGAS 0.1 ground_truths)
+        for i, item in enumerate(value if isinstance(value, list) else [value]):
+            _check_value(item, role, f"{names[0]}[{i}]" if isinstance(value, list) else names[0], where)
+    return value
+
+
+_SINGLE_ROLES = frozenset({"id", "input", "answer"})
+"""Roles that hold one value (the list roles are checked item by item)."""
 
 
 def _shape_row(
@@ -286,7 +322,12 @@ def _list_role(
     row: Mapping[str, Any], shape: RowShape, role: str, where: str, used: dict[str, str]
 ) -> list[Any] | None:
     value = _pick(row, shape, role, where, used)
-    return None if value is None else _as_list(value, used[role], shape, where)
+    if value is None:
+        return None
+    values = _as_list(value, used[role], shape, where)
+    for i, item in enumerate(values):
+        _check_value(item, role, f"{used[role]}[{i}]", where)
+    return values
 
 
 def rows_to_records(
