@@ -151,3 +151,10 @@ def test_limit_on_run_asks_only_the_first_questions(cli: Any, tmp_path: Path) ->
     assert len(lines) == 2
     config = json.loads((tmp_path / "res" / "config.json").read_text())
     assert config["sessions"][-1]["limit"] == 2
+    # resumed with a smaller limit: the answers beyond it are kept, not scored; with a larger one, asked
+    for limit, scored, kept in (("1", 1, 2), ("3", 3, 3)):
+        base = ["run", str(suite), "--resume", "-o", str(tmp_path / "res"), "--no-report", "--no-record"]
+        code, out, err = cli([*base, "--limit", limit, "--json", "-q"])
+        assert code == 0, err
+        assert json.loads(out)["n_queries"] == scored
+        assert len((tmp_path / "res" / "outputs.jsonl").read_text().splitlines()) == kept

@@ -169,10 +169,9 @@ def run_suite(
     say: Notify = notify or (lambda _message: None)
     loaded = load_suite(suite_path, environ=environ)
     suite = loaded.suite
-    samples = load_dataset(loaded.dataset_path)
+    every_sample = load_dataset(loaded.dataset_path)
     check_limit(limit)
-    if limit is not None:
-        samples = samples[:limit]
+    samples = every_sample[:limit] if limit is not None else every_sample
     _check_questions(loaded, samples)
     check_no_embedded_outputs(
         samples,
@@ -210,7 +209,7 @@ def run_suite(
     outputs_path = folder / OUTPUTS_FILENAME
     state = read_journal(outputs_path, repair=True) if continuing else JournalState()
     warnings = list(state.warnings)
-    _check_resumed(state, samples, outputs_path)
+    _check_resumed(state, every_sample, outputs_path)  # answers beyond --limit are kept, not scored
     suite_doc = resolved_suite(loaded, results_dir=folder)
     changed = _suite_changes(previous, suite_doc)
     if changed:
