@@ -32,6 +32,7 @@ True
 
 from __future__ import annotations
 
+import dataclasses
 import re
 import tempfile
 import time
@@ -50,6 +51,7 @@ from ragmeter.evaluation.arguments import (
     DEFAULT_TREC_METRICS,
     check_k,
     check_level,
+    k_source_of,
     load_settings,
     resolve_metrics,
 )
@@ -78,6 +80,7 @@ class PartitionTask:
     default_k: int
     complete: bool
     trec_compat: bool
+    k_source: str = "the default"
 
 
 @dataclass
@@ -109,7 +112,13 @@ def evaluate_partition(task: PartitionTask) -> PartitionResult:
             run = read_run(run_path, qrels=qrels)
             matched = match_trec(qrels, run, complete=task.complete)
             inp = ScoringInput.from_table(matched.table, relevance_level=task.relevance_level)
-            scored = score_metrics(task.metrics, inp, default_k=task.default_k, trec_compat=task.trec_compat)
+            scored = score_metrics(
+                task.metrics,
+                inp,
+                default_k=task.default_k,
+                trec_compat=task.trec_compat,
+                k_source=task.k_source,
+            )
         except RagmeterError as exc:
             return PartitionResult([], np.zeros(0, np.int64), [], [], 0, error=exc)
         names = {str(qrels_path): task.qrels_name, str(run_path): task.run_name}
@@ -205,9 +214,7 @@ def _merge_scored(results: Sequence[PartitionResult], order: NDArray[np.int64]) 
                     counts[reason] = counts.get(reason, 0) + 1
             skip_reason = max(counts, key=lambda r: counts[r]) if counts else ""
         merged.append(
-            ScoredMetric(
-                first.name, first.requested, values, scored, first.k, skip_reason, reasons, first.percentile
-            )
+            dataclasses.replace(first, values=values, scored=scored, skip_reason=skip_reason, reasons=reasons)
         )
     return merged
 
@@ -350,6 +357,7 @@ def _evaluate_split(
             default_k,
             options.complete,
             options.trec_compat,
+            k_source_of(options.k, cfg),
         )
         for group in groups
     ]

@@ -94,7 +94,8 @@ def test_a_folder_that_is_not_a_results_folder(refused: Any, runs: None, tmp_pat
 
 def test_compare_on_good_results_prints_the_delta(accepted: Any, runs: None) -> None:
     data = json.loads(accepted(["compare", "base", "cand", "--json", "--resamples", "200"]))
-    deltas = {m["metric"]: m["delta"] for m in data["metrics"]}
+    (pair,) = data["comparisons"]
+    deltas = {m["metric"]: m["delta"] for m in pair["metrics"]}
     assert deltas == {"mrr": 0.25, "map": -0.25}
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 import platform
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -107,6 +107,7 @@ def evaluate_agentic(
     policy: DedupPolicy | None = None,
     good_threshold: float = GOOD_THRESHOLD,
     details: bool = False,
+    progress: Callable[[int, int], None] | None = None,
 ) -> AgenticResult:
     """Score agentic search traces with the Retrieved Good Gain metrics.
 
@@ -114,7 +115,8 @@ def evaluate_agentic(
     runs; ``trace_format`` ``auto`` detects which) or a list of native trace objects.
     ``labels``: a labels file or list of label objects (gains by trace id and result key).
     ``labeller`` labels the unique results that still lack a gain, once per (task, cluster).
-    ``details`` adds the dedup record of every result to each trace.
+    ``details`` adds the dedup record of every result to each trace. ``progress(done, total)``
+    is called as traces are scored (with a labeller, each may wait on the judge).
 
     >>> result = evaluate_agentic([{"trace_id": "t1", "turns": [{"iterations": [
     ...     {"searches": [{"query": "q", "results": [{"url": "https://a.org/x", "gain": 3},
@@ -136,8 +138,10 @@ def evaluate_agentic(
     ]  # streams: models are dropped
     boilerplate = find_boilerplate((k for p in prepared for k in p.keys), min_urls=policy.boilerplate_urls)
     memo: LabellerMemo = {}
-    scores = []
+    scores: list[TraceScore] = []
     for p in prepared:
+        if progress is not None:
+            progress(len(scores), len(prepared))
         if p.status != "scored":
             scores.append(unscorable(p))
             continue
@@ -149,6 +153,8 @@ def evaluate_agentic(
             score_trace(p, clusters, gains, good_threshold=good_threshold, keys=keys, details=details)
         )
 
+    if progress is not None:
+        progress(len(scores), len(prepared))
     provenance = {
         "ragmeter_version": __version__,
         "python": platform.python_version(),

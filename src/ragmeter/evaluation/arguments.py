@@ -15,6 +15,7 @@ from pathlib import Path
 
 from ragmeter.config import RagmeterConfig, load_config
 from ragmeter.errors import ConfigError
+from ragmeter.metrics.names import expand_metric_names
 from ragmeter.metrics.registry import ResolvedMetric, resolve_metric
 
 DEFAULT_DATASET_METRICS = ("hit", "recall@k", "mrr", "ndcg")
@@ -22,15 +23,33 @@ DEFAULT_TREC_METRICS = ("map", "mrr", "ndcg", "precision", "recall@k", "r-precis
 
 
 def resolve_metrics(names: Sequence[str]) -> list[ResolvedMetric]:
-    """Resolve metric names (an unknown one is an error naming it); the same metric twice counts once."""
+    """Resolve metric names (an unknown one is an error naming it); the same metric twice counts once.
+
+    trec_eval's multi-cutoff spelling (``P.5,10``) names one metric per cutoff.
+    """
     resolved: list[ResolvedMetric] = []
     seen: set[str] = set()
-    for name in names:
-        metric = resolve_metric(name)
-        if metric.name not in seen:
-            seen.add(metric.name)
-            resolved.append(metric)
+    for typed in names:
+        for name in expand_metric_names(typed):
+            metric = resolve_metric(name)
+            if metric.name not in seen:
+                seen.add(metric.name)
+                resolved.append(metric)
     return resolved
+
+
+def k_source_of(k: int | None, cfg: RagmeterConfig) -> str:
+    """Where the cutoff of names without ``@k`` comes from (shown beside the resolved name).
+
+    >>> k_source_of(10, RagmeterConfig()), k_source_of(None, RagmeterConfig())
+    ('-k / k=', 'the default (5)')
+    """
+    if k is not None:
+        return "-k / k="
+    retrieval = cfg.metrics.retrieval
+    if "default_k" in retrieval.model_fields_set:
+        return "config metrics.retrieval.default_k"
+    return f"the default ({retrieval.default_k})"
 
 
 def check_k(k: int | None) -> None:
