@@ -160,3 +160,27 @@ def test_limit_on_run_asks_only_the_first_questions(cli: Any, tmp_path: Path) ->
         assert code == 0, err
         assert json.loads(out)["n_queries"] == scored
         assert len((tmp_path / "res" / "outputs.jsonl").read_text().splitlines()) == kept
+
+
+def test_limit_on_a_suite_of_several_systems(cli: Any, tmp_path: Path) -> None:
+    pytest.importorskip("bm25s")
+    suite = Path(__file__).resolve().parents[1] / "examples" / "compare.yaml"
+    argv = [
+        "run",
+        str(suite),
+        "--limit",
+        "2",
+        "-o",
+        str(tmp_path / "res"),
+        "--no-report",
+        "--no-record",
+        "-q",
+    ]
+    code, out, err = cli(argv)
+    assert code == 0, err
+    assert err.count("warning: quick look: only the first 2 of 34 queries") == 1
+    folders = [p for p in (tmp_path / "res").iterdir() if p.is_dir()]
+    assert len(folders) == 2
+    for folder in folders:
+        assert json.loads((folder / "metrics.json").read_text())["n_queries"] == 2
+        assert len((folder / "outputs.jsonl").read_text().splitlines()) == 2

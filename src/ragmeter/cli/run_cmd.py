@@ -216,6 +216,12 @@ def _show_systems(
         if report:
             _write_report(system.results_dir, history)
     mc = outcome.comparison
+    if mc is not None:  # --limit cut every system alike: said once (a single result says it itself)
+        quick = {
+            w for s in outcome.outcomes.values() for w in s.result.warnings if w.startswith("quick look:")
+        }
+        for warning in sorted(quick):
+            note(f"warning: {warning}")
     if mc is None:  # a single entry under systems: nothing to compare
         (system,) = outcome.outcomes.values()
         if as_json:
