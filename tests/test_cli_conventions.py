@@ -176,7 +176,7 @@ def test_limit_on_a_suite_of_several_systems(cli: Any, tmp_path: Path) -> None:
         "--no-record",
         "-q",
     ]
-    code, out, err = cli(argv)
+    code, _, err = cli(argv)
     assert code == 0, err
     assert err.count("warning: quick look: only the first 2 of 34 queries") == 1
     folders = [p for p in (tmp_path / "res").iterdir() if p.is_dir()]

@@ -77,19 +77,32 @@ class EvalResult(BaseModel):
         """
         return json_text(self.to_json_dict())
 
+    def requested_names(self) -> dict[str, str]:
+        """Each metric's canonical name → the name the user typed for it (the same when not renamed).
+
+        >>> r = EvalResult(aggregate={"ndcg@10": 1.0}, per_query={}, n_queries=0, n_scored={}, n_skipped={},
+        ...                provenance={"metrics": {"ndcg@10": {"requested": "nDCG@10"}}})
+        >>> r.requested_names()
+        {'ndcg@10': 'nDCG@10'}
+        """
+        info = self.provenance.get("metrics")
+        entries = {k: v for k, v in info.items() if isinstance(v, dict)} if isinstance(info, dict) else {}
+        return {name: str(entries.get(name, {}).get("requested") or name) for name in self.aggregate}
+
     def to_arrow(self, which: TableKind = "per_query") -> pa.Table:
         """The result as an Arrow table (what :meth:`to_pandas` and :meth:`to_polars` convert).
 
         ``"per_query"``: a ``query_id`` column and one column per metric, a null where the metric
         left the query unscored. ``"aggregate"``: one row per metric with its ``value`` (null when
-        undefined), ``n_scored`` and ``n_skipped``.
+        undefined), ``n_scored`` and ``n_skipped``, and ``requested``: the name the user typed for it
+        (``nDCG@10`` for the canonical ``ndcg@10``).
 
         >>> r = EvalResult(aggregate={"mrr": 0.5}, per_query={"q": {"mrr": 0.5}, "r": {"mrr": None}},
         ...                n_queries=2, n_scored={"mrr": 1}, n_skipped={"mrr": 1})
         >>> r.to_arrow().to_pylist()
         [{'query_id': 'q', 'mrr': 0.5}, {'query_id': 'r', 'mrr': None}]
         >>> r.to_arrow("aggregate").to_pylist()
-        [{'metric': 'mrr', 'value': 0.5, 'n_scored': 1, 'n_skipped': 1}]
+        [{'metric': 'mrr', 'value': 0.5, 'n_scored': 1, 'n_skipped': 1, 'requested': 'mrr'}]
         """
         import pyarrow as pa
 
@@ -100,13 +113,14 @@ class EvalResult(BaseModel):
                 columns[metric] = pa.array(values, type=pa.float64())
             return pa.table(columns)
         if which == "aggregate":
-            names = list(self.aggregate)
+            names, typed = list(self.aggregate), self.requested_names()
             return pa.table(
                 {
                     "metric": pa.array(names, type=pa.string()),
                     "value": pa.array([self.aggregate[m] for m in names], type=pa.float64()),
                     "n_scored": pa.array([self.n_scored.get(m, 0) for m in names], type=pa.int64()),
                     "n_skipped": pa.array([self.n_skipped.get(m, 0) for m in names], type=pa.int64()),
+                    "requested": pa.array([typed[m] for m in names], type=pa.string()),
                 }
             )
         raise ValueError(f"which must be 'per_query' or 'aggregate', got {which!r}")

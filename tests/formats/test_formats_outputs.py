@@ -36,7 +36,13 @@ def test_to_pandas_per_query_and_aggregate(result: EvalResult) -> None:
     assert frame["mrr"].isna().tolist() == [False, True, False]  # q2 has no relevant document: unscored
     assert str(frame["mrr"].dtype) == "Float64"  # <NA>, not NaN and not 0
     aggregate = result.to_pandas("aggregate")
-    assert aggregate.to_dict("records")[0] == {"metric": "mrr", "value": 0.5, "n_scored": 2, "n_skipped": 1}
+    assert aggregate.to_dict("records")[0] == {
+        "metric": "mrr",
+        "value": 0.5,
+        "n_scored": 2,
+        "n_skipped": 1,
+        "requested": "mrr",
+    }
     assert aggregate["value"].tolist() == [result.aggregate[m] for m in aggregate["metric"]]
 
 
@@ -47,6 +53,17 @@ def test_to_polars_per_query_and_aggregate(result: EvalResult) -> None:
     assert frame["mrr"].to_list() == [1.0, None, 0.0]
     assert frame.equals(pl.from_pandas(result.to_pandas()))
     assert result.to_polars("aggregate")["n_skipped"].to_list() == [1, 1, 1]
+
+
+def test_names_as_typed_beside_the_canonical_ones() -> None:
+    typed = evaluate_trec({"q": {"a": 1}}, {"q": {"a": 1.0, "b": 0.5}}, metrics=["nDCG@10", "P@2", "RR"])
+    aggregate = typed.to_pandas("aggregate")
+    assert aggregate["metric"].tolist() == ["ndcg@10", "precision@2", "mrr"]
+    assert aggregate["requested"].tolist() == ["nDCG@10", "P@2", "RR"]
+    from ragmeter.report.trec_text import per_query_trec_lines
+
+    names = [line.split("\t")[0].rstrip() for line in per_query_trec_lines(typed)]
+    assert names == ["nDCG@10", "P@2", "RR"] * 2
 
 
 def test_to_pandas_without_pandas_says_which_extra(

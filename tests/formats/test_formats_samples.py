@@ -211,6 +211,18 @@ def test_an_unknown_source_names_the_accepted_ones() -> None:
         read_samples(7)
 
 
+def test_compressed_dataset_and_outputs_files(tmp_path: Path) -> None:
+    import bz2
+    import gzip
+
+    (tmp_path / "d.jsonl.gz").write_bytes(gzip.compress(b'{"id": "q", "expected_output": ["a"]}\n'))
+    (tmp_path / "o.jsonl.bz2").write_bytes(bz2.compress(b'{"id": "q", "output": ["b", "a"]}\n'))
+    (tmp_path / "o.json.gz").write_bytes(gzip.compress(b'{"q": {"a": 1.0, "b": 2.0}}'))
+    for outputs in ("o.jsonl.bz2", "o.json.gz"):
+        result = evaluate(tmp_path / "d.jsonl.gz", tmp_path / outputs, metrics=["mrr"])
+        assert result.per_query == {"q": {"mrr": 0.5}}
+
+
 def test_csv_samples_in_ragmeters_shape(tmp_path: Path) -> None:
     (tmp_path / "d.csv").write_text('id,input,expected_output\n007,"What, exactly?","[""d1"", ""d2""]"\n')
     samples, provenance = read_samples(tmp_path / "d.csv")

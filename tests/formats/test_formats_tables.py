@@ -252,7 +252,8 @@ def test_compressed_trec_files(ir_data: IrData, tmp_path: Path) -> None:
     (tmp_path / "run.zst").write_bytes(zstandard.ZstdCompressor().compress(raw))
     (tmp_path / "qrels.gz").write_bytes(gzip.compress(ir_data.qrels_path.read_bytes()))
     (tmp_path / "run.txt.xz").write_bytes(lzma.compress(b"# a comment line: read line by line\n" + raw))
-    for name in ("run.gz", "run.bz2", "run.zst", "run.txt.xz"):
+    (tmp_path / "run.json.gz").write_bytes(gzip.compress(json.dumps(ir_data.run).encode()))
+    for name in ("run.gz", "run.bz2", "run.zst", "run.txt.xz", "run.json.gz"):
         result = evaluate_trec(tmp_path / "qrels.gz", tmp_path / name, metrics=METRICS)
         same_numbers(result, ir_data.expected)
     (tmp_path / "broken.gz").write_bytes(raw)  # named .gz, not compressed

@@ -63,7 +63,9 @@ def results_folder(value: Path | None) -> Path | None:
     ...     print(exc.message)
     outputs.jsonl looks like an input file: -o/--out names the folder to write (as in every command); give recorded outputs with --outputs outputs.jsonl
     """
-    if value is not None and value.suffix.lower() in _INPUT_SUFFIXES:
+    from ragmeter.io.compression import inner_suffix
+
+    if value is not None and inner_suffix(value) in _INPUT_SUFFIXES:
         raise typer.BadParameter(
             f"{value} looks like an input file: -o/--out names the folder to write (as in every command); "
             f"give recorded outputs with --outputs {value}"

@@ -34,6 +34,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from ragmeter.errors import InputError
+from ragmeter.io.compression import inner_suffix
 from ragmeter.io.records import Record, describe_validation_error, read_jsonl, read_structured
 from ragmeter.schema.outputs import RetrievedItem, SystemOutput, looks_like_output
 
@@ -228,7 +229,7 @@ def load_outputs(path: str | Path) -> dict[str, SystemOutput]:
 def load_outputs_with_sources(path: str | Path) -> LoadedOutputs:
     """Read a file of outputs keyed by sample id, with where each one was read (``file:line``)."""
     path = Path(path)
-    if path.suffix.lower() == ".jsonl":
+    if inner_suffix(path) == ".jsonl":
         return read_outputs(OutputsSource(str(path), records=read_jsonl(path)))
     return read_outputs(OutputsSource(str(path), data=read_structured(path)))
 

@@ -26,7 +26,7 @@ import yaml
 from pydantic import BaseModel, ValidationError
 
 from ragmeter.errors import InputError
-from ragmeter.io.compression import read_bytes
+from ragmeter.io.compression import inner_suffix, read_bytes
 from ragmeter.io.digests import file_sha256 as file_sha256  # re-exported: it used to live here
 
 M = TypeVar("M", bound=BaseModel)
@@ -217,9 +217,9 @@ def _yaml_item_lines(text: str, key: str | None) -> list[int]:
 
 
 def read_structured(path: Path) -> Any:
-    """Parse a YAML or JSON file (chosen by suffix; YAML otherwise) into Python data."""
+    """Parse a YAML or JSON file (chosen by suffix, behind a compression one; YAML otherwise) into Python data."""
     text = read_text(path)
-    if path.suffix.lower() == ".json":
+    if inner_suffix(path) == ".json":
         try:
             return loads_json(text)
         except json.JSONDecodeError as exc:
@@ -243,7 +243,7 @@ def read_record_list(path: Path, *, key: str) -> list[Record]:
     A YAML or JSON file holds either a list or an object whose ``key`` is the
     list; a ``.jsonl`` file holds one record per line.
     """
-    if path.suffix.lower() == ".jsonl":
+    if inner_suffix(path) == ".jsonl":
         return read_jsonl(path)
     data = read_structured(path)
     listed_under: str | None = None
@@ -255,7 +255,7 @@ def read_record_list(path: Path, *, key: str) -> list[Record]:
         raise InputError(f"expected a list of records under {key!r}", where=str(path))
     if not data:
         raise InputError(f"no records under {key!r}", where=str(path))
-    lines = _yaml_item_lines(read_text(path), listed_under) if path.suffix.lower() != ".json" else []
+    lines = _yaml_item_lines(read_text(path), listed_under) if inner_suffix(path) != ".json" else []
     records = []
     for index, value in enumerate(data):
         label = f"{key}[{index}]"
