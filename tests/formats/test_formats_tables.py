@@ -372,6 +372,14 @@ def test_tables_name_rows_and_columns(tmp_path: Path) -> None:
         evaluate_trec({"q": {"a": 1}}, floats)
 
 
+def test_a_table_without_rows_is_an_error_as_an_empty_trec_file_is(tmp_path: Path) -> None:
+    (tmp_path / "run.csv").write_text("q_id,doc_id,score\n")
+    with pytest.raises(InputError, match=r"run\.csv: the run has no rows"):
+        evaluate_trec({"q": {"a": 1}}, tmp_path / "run.csv")
+    with pytest.raises(InputError, match="qrels: the qrels has no rows"):
+        evaluate_trec(pd.DataFrame({"q_id": [], "doc_id": [], "rel": []}), {"q": {"a": 1.0}})
+
+
 def test_a_folder_nobody_reads_is_an_error(tmp_path: Path) -> None:
     with pytest.raises(InputError, match="is a directory, expected a file, a BEIR folder"):
         evaluate_trec(tmp_path, {"q": {"a": 1.0}})

@@ -285,12 +285,19 @@ def read_parquet(path: Path) -> pa.Table:
         raise InputError(f"not a parquet file ({str(exc).splitlines()[0]})", where=str(path)) from None
 
 
+def _has_rows(column: Any, kind: TableKind, where: str) -> None:
+    """A table with its columns but no row is an error, as an empty TREC file is."""
+    if len(column) == 0:
+        raise InputError(f"the {kind} has no rows (only its columns)", where=where)
+
+
 def table_to_qrels(
     table: ColumnSource, *, rows: RowNames, columns: Mapping[str, str] | None, trec_compat: bool = False
 ) -> tuple[TrecQrels, PickedColumns]:
     """Qrels from a table's columns, and which columns they came from."""
     picked = pick_columns(table, "qrels", columns, where=rows.where)
     m = picked.mapping
+    _has_rows(table.column(m["q_id"]), "qrels", rows.where)
     qrels = qrels_from_columns(
         table.column(m["q_id"]),
         table.column(m["doc_id"]),
@@ -308,6 +315,7 @@ def table_to_run(
     """A run from a table's columns, and which columns it came from."""
     picked = pick_columns(table, "run", columns, where=rows.where)
     m = picked.mapping
+    _has_rows(table.column(m["q_id"]), "run", rows.where)
     unusual = [name for name in picked.ignored if name not in TREC_LAYOUT_COLUMNS]
     notes = [f"{rows.where}: columns left aside: {', '.join(unusual)}"] if unusual else []
     run = run_from_columns(
