@@ -107,6 +107,8 @@ def test_commands_that_need_no_extra_work(
             str(ROOT / "examples" / "agentic" / "labels.jsonl"),
         ],
         ["compare", str(tmp_path / "a"), str(tmp_path / "a")],
+        ["power", str(tmp_path / "a"), "--delta", "0.02"],
+        ["trec_eval", "-m", "map", str(ORACLE / "qrels.test"), str(ORACLE / "results.test")],
         ["report", str(tmp_path / "a")],
         ["--version"],
     ):
