@@ -403,7 +403,9 @@ TABLE_READERS: tuple[TableReader, ...] = (
     TableReader("a CSV or TSV file with a header line (.csv, .tsv)", _is_delimited, _read_delimited),
     TableReader("a parquet file (.parquet)", _is_parquet, _read_parquet),
     TableReader("a JSON Lines file of rows (.jsonl)", _is_jsonl, _read_jsonl),
-    TableReader("a TREC file (any other file; gz, bz2 or zstd compressed too)", _is_trec_file, _read_trec),
+    TableReader(
+        "a TREC file (any other file; compressed too: gz, bz2, xz, zst, lz4, br)", _is_trec_file, _read_trec
+    ),
     TableReader("a ranx/pytrec_eval dict {qid: {docid: value}}", _is_mapping, _read_mapping),
     TableReader("a ranx Run or Qrels", _is_ranx, _read_ranx),
     TableReader(
