@@ -395,7 +395,8 @@ def evaluate_trec(
 
     ``complete`` is trec_eval's ``-c`` (qrels topics missing from the run count
     as 0); ``trec_compat`` averages topics without relevant documents in as 0,
-    as trec_eval does, instead of skipping them. ``limit`` evaluates only the
+    as trec_eval does, instead of skipping them, and truncates a fractional
+    relevance as trec_eval reads it (otherwise an error). ``limit`` evaluates only the
     first ``limit`` topics of the qrels (a quick look, said so in the warnings).
 
     >>> r = evaluate_trec({"q1": {"d1": 1}}, {"q1": {"d2": 0.9, "d1": 0.9}}, metrics=["mrr"])

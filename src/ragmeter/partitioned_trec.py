@@ -14,8 +14,7 @@
    merged by adding up their counts and naming the original files.
 
 Anything a partition cannot settle exactly — a malformed file (whose error must name the
-original file and line), or bytes the readers split lines or fields on besides newlines
-and spaces (see :func:`ragmeter.io.trec_split._check_lines`) — sends the evaluation to
+original file and line), or a compressed one — sends the evaluation to
 :func:`ragmeter.api.evaluate_trec` in this process instead.
 
 >>> import tempfile, pathlib
@@ -108,7 +107,7 @@ def evaluate_partition(task: PartitionTask) -> PartitionResult:
         _write(task.qrels, qrels_path)
         _write(task.run, run_path)
         try:
-            qrels = read_qrels(qrels_path)
+            qrels = read_qrels(qrels_path, trec_compat=task.trec_compat)
             run = read_run(run_path, qrels=qrels)
             matched = match_trec(qrels, run, complete=task.complete)
             inp = ScoringInput.from_table(matched.table, relevance_level=task.relevance_level)

@@ -8,6 +8,7 @@ import json
 import lzma
 import os
 import random
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -257,8 +258,41 @@ def test_compressed_trec_files(ir_data: IrData, tmp_path: Path) -> None:
         result = evaluate_trec(tmp_path / "qrels.gz", tmp_path / name, metrics=METRICS)
         same_numbers(result, ir_data.expected)
     (tmp_path / "broken.gz").write_bytes(raw)  # named .gz, not compressed
-    with pytest.raises(InputError, match=r"broken.gz: cannot decompress the file as gzip"):
+    with pytest.raises(InputError, match=r"broken.gz: not a valid gzip file"):
         evaluate_trec(tmp_path / "qrels.gz", tmp_path / "broken.gz", metrics=METRICS)
+
+
+def _damaged(data: bytes) -> bytes:
+    """Compressed data with 16 of its middle bytes inverted (past every header)."""
+    middle = bytearray(data)
+    for at in range(len(middle) // 3, len(middle) // 3 + 16):
+        middle[at] ^= 0xFF
+    return bytes(middle)
+
+
+@pytest.mark.parametrize(
+    ("suffix", "codec"),
+    [(".gz", "gzip"), (".bz2", "bz2"), (".xz", "xz"), (".zst", "zstd"), (".lz4", "lz4"), (".br", "brotli")],
+)
+def test_a_corrupt_compressed_file_names_its_codec(
+    ir_data: IrData, tmp_path: Path, suffix: str, codec: str
+) -> None:
+    """Every reader (TREC, JSON, CSV) says in one line which file does not decompress, and as what."""
+    raw = ir_data.run_path.read_bytes() * 4
+    good = {
+        ".gz": gzip.compress,
+        ".bz2": bz2.compress,
+        ".xz": lzma.compress,
+    }.get(suffix, lambda d: bytes(pa.compress(d, codec=codec, asbytes=True)))(raw)
+    broken = [("run", b"not compressed at all, not even a header"), ("run.json", good[: len(good) // 2])]
+    broken += [("run.csv", good[: len(good) * 2 // 3])]
+    if suffix in (".gz", ".bz2", ".xz"):  # checksummed: damage inside is found (zstd and lz4 may decode it)
+        broken += [("run", _damaged(good)), ("run.csv", _damaged(good))]
+    for name, data in broken:
+        path = tmp_path / f"{name}{suffix}"
+        path.write_bytes(data)
+        with pytest.raises(InputError, match=rf"^{re.escape(str(path))}: not a valid {codec} file \(.+\)$"):
+            evaluate_trec(ir_data.qrels_path, path, metrics=METRICS)
 
 
 def test_standard_input(ir_data: IrData) -> None:

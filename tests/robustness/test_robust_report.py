@@ -11,6 +11,8 @@ import pytest
 
 from ragmeter.results import EvalResult
 
+W = "is not a number JSON allows"
+
 
 @pytest.fixture
 def res(tmp_path: Path) -> Path:
@@ -66,13 +68,13 @@ def test_a_malformed_per_query_jsonl_is_an_error_not_a_report(refused: Any, res:
 
 def test_a_per_query_jsonl_in_utf16_names_the_file(refused: Any, res: Path) -> None:
     (res / "per_query.jsonl").write_bytes((res / "per_query.jsonl").read_text().encode("utf-16"))
-    refused(["report", "res"], "res/per_query.jsonl:1: not UTF-8")
+    refused(["report", "res"], "res/per_query.jsonl: the file is UTF-16 text")
 
 
 @pytest.mark.parametrize(
     ("name", "text", "fragment"),
     [
-        ("metrics.json", '{"aggregate": {"mrr": NaN}}', "aggregate.mrr: nan is not a value"),
+        ("metrics.json", '{"aggregate": {"mrr": NaN}}', f"metrics.json:1: aggregate.mrr: NaN {W}"),
         ("metrics.json", "", "metrics.json: file is empty"),
         ("metrics.json", "null", "metrics.json: expected a JSON object, got NoneType"),
         ("config.json", "{", "config.json:1: invalid JSON"),
@@ -160,3 +162,26 @@ def test_a_report_of_good_results_is_written(accepted: Any, res: Path) -> None:
     accepted(["report", "res"])
     page = (res / "report.html").read_text(encoding="utf-8")
     assert 'data-metric="mrr"' in page and "0.7500" in page
+
+
+@pytest.mark.parametrize(
+    ("name", "change"),
+    [
+        ("config.json", {"suite": "a text"}),
+        ("config.json", {"suite": {"resolved_paths": 3}}),
+        ("config.json", {"suite": {"resolved_paths": {"dataset": ["a"]}}}),
+        ("metrics.json", {"provenance": {"inputs": {"dataset": "tests.yaml", "outputs": 7}}}),
+        ("metrics.json", {"provenance": {"inputs": "x", "judge": {"log": "judge_log.jsonl"}}}),
+    ],
+    ids=["suite-text", "paths-number", "dataset-list", "inputs-text", "judge-log-text"],
+)
+def test_odd_shapes_in_the_informational_parts_still_give_a_report(
+    accepted: Any, res: Path, name: str, change: dict[str, Any]
+) -> None:
+    """config.json and the provenance only point the drill-down at files: an odd shape there is no crash."""
+    path = res / name
+    data = json.loads(path.read_text(encoding="utf-8")) if path.exists() else {}
+    data.update(change)
+    path.write_text(json.dumps(data), encoding="utf-8")
+    accepted(["report", "res"])
+    assert 'data-metric="mrr"' in (res / "report.html").read_text(encoding="utf-8")

@@ -63,9 +63,9 @@ def results_folder(value: Path | None) -> Path | None:
     ...     print(exc.message)
     outputs.jsonl looks like an input file: -o/--out names the folder to write (as in every command); give recorded outputs with --outputs outputs.jsonl
     """
-    from ragmeter.io.compression import inner_suffix
+    from ragmeter.io.text_files import data_suffix
 
-    if value is not None and inner_suffix(value) in _INPUT_SUFFIXES:
+    if value is not None and data_suffix(value) in _INPUT_SUFFIXES:
         raise typer.BadParameter(
             f"{value} looks like an input file: -o/--out names the folder to write (as in every command); "
             f"give recorded outputs with --outputs {value}"

@@ -10,12 +10,13 @@ ragmeter.errors.ConfigError: the cutoff k (-k / k=) must be a whole number >= 1,
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from pathlib import Path
 
 from ragmeter.config import RagmeterConfig, load_config
 from ragmeter.errors import ConfigError
-from ragmeter.metrics.names import expand_metric_names
+from ragmeter.metrics.names import MAX_K, expand_metric_names
 from ragmeter.metrics.registry import ResolvedMetric, resolve_metric
 
 DEFAULT_DATASET_METRICS = ("hit", "recall@k", "mrr", "ndcg")
@@ -56,6 +57,8 @@ def check_k(k: int | None) -> None:
     """Refuse a cutoff that is not a whole number >= 1."""
     if k is not None and (isinstance(k, bool) or not isinstance(k, int) or k < 1):
         raise ConfigError(f"the cutoff k (-k / k=) must be a whole number >= 1, got {k!r}")
+    if k is not None and k > MAX_K:
+        raise ConfigError(f"the cutoff k (-k / k=) must be at most {MAX_K}, got {k}")
 
 
 def check_limit(limit: int | None) -> None:
@@ -75,9 +78,13 @@ def limit_warning(limit: int, total: int, *, unit: str = "queries") -> str:
 
 def check_level(level: float | None) -> None:
     """Refuse a relevance level that is not > 0."""
-    if level is not None and not level > 0:
+    if level is not None and (isinstance(level, bool) or not level > 0):
         raise ConfigError(
             f"the relevance level (--relevance-level / relevance_level) must be > 0, got {level!r}"
+        )
+    if level is not None and not math.isfinite(level):
+        raise ConfigError(
+            f"the relevance level (--relevance-level / relevance_level) must be a finite number, got {level!r}"
         )
 
 

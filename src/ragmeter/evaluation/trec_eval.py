@@ -113,7 +113,7 @@ def trec_eval(qrels_path: str | Path, run_path: str | Path, options: TrecEvalOpt
     if options.max_docs is not None and options.max_docs < 1:
         raise ConfigError(f"-M {options.max_docs}: the number of documents per topic must be >= 1")
     zscores = read_zscores(options.zscores) if options.zscores is not None else None
-    qrels = _trec_qrels(read_qrels(qrels_path))
+    qrels = _trec_qrels(read_qrels(qrels_path, trec_compat=True))  # a fractional relevance: atol truncates
     run = read_run(run_path, qrels=qrels)
     matched = match_trec(qrels, run, complete=options.complete)
     if matched.n_duplicates:

@@ -64,7 +64,9 @@ from ragmeter.harness.templates import (
     expand_env,
 )
 from ragmeter.io.records import describe_validation_error, read_structured, read_text
+from ragmeter.metrics.names import MAX_K
 from ragmeter.schema.outputs import SystemOutput
+from ragmeter.schema.strict_numbers import NumbersModel
 from ragmeter.schema.urls import http_url_problem
 
 DEFAULT_HTTP_BODY: dict[str, Any] = {"question": "{{ question }}", "k": "{{ k }}"}
@@ -87,7 +89,7 @@ Positive = Annotated[float, Field(strict=True, gt=0)]
 NonNegative = Annotated[float, Field(strict=True, ge=0)]
 
 
-class HttpSystem(BaseModel):
+class HttpSystem(NumbersModel):
     """``system.type: http`` — a JSON API called once per question."""
 
     model_config = ConfigDict(extra="forbid")
@@ -175,7 +177,7 @@ class HttpSystem(BaseModel):
         return found
 
 
-class PythonSystem(BaseModel):
+class PythonSystem(NumbersModel):
     """``system.type: python`` — ``package.module:function`` called with each sample (a dict)."""
 
     model_config = ConfigDict(extra="forbid")
@@ -188,7 +190,7 @@ class PythonSystem(BaseModel):
     )
 
 
-class BuiltinSystem(BaseModel):
+class BuiltinSystem(NumbersModel):
     """``system.type: builtin`` — ragmeter's reference pipeline (markdown vault, BM25, extractive answers).
 
     Besides the keys below, any setting of the pipeline (``PipelineConfig``,
@@ -235,7 +237,7 @@ SystemSpec = Annotated[
 ]
 
 
-class Suite(BaseModel):
+class Suite(NumbersModel):
     """The whole suite file."""
 
     model_config = ConfigDict(extra="forbid")
@@ -253,7 +255,7 @@ class Suite(BaseModel):
         description="With 'systems': the one the others are compared against (default: the first).",
     )
     metrics: list[str] | None = Field(default=None, description="Metric names; default: evaluate's.")
-    k: Annotated[int, Field(strict=True, ge=1)] | None = None
+    k: Annotated[int, Field(strict=True, ge=1, le=MAX_K)] | None = None
     concurrency: Annotated[int, Field(strict=True, ge=1, le=256)] = 4
     timeout_seconds: Positive = 30.0
     retries: Annotated[int, Field(strict=True, ge=0, le=10)] = 2

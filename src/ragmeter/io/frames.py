@@ -34,6 +34,7 @@ ragmeter.errors.InputError: run.csv: no column for score (a run needs q_id, doc_
 
 from __future__ import annotations
 
+import contextlib
 import difflib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -202,18 +203,15 @@ def describe_object(data: Any) -> str:
 
 
 def read_csv(path: Path, *, delimiter: str) -> pa.Table:
-    """A CSV (or TSV) file with a header line, every column as text (ids stay as written)."""
+    """A CSV (or TSV) file with a header line, every column as text (ids stay as written).
+
+    The file is read as every text file is (:func:`ragmeter.io.text_files.read_bytes`: decompressed,
+    and UTF-8 or an error naming the encoding and the line).
+    """
     import pyarrow.csv as pacsv
 
-    from ragmeter.io.compression import open_stream
-
-    try:
-        with open_stream(path) as stream:
-            header = stream.read(1 << 16).split(b"\n", 1)[0].rstrip(b"\r")
-    except FileNotFoundError:
-        raise InputError("file not found", where=str(path)) from None
-    except OSError as exc:
-        raise InputError(f"cannot read file ({exc})", where=str(path)) from None
+    data = _utf8_bytes(path)
+    header = data[: 1 << 16].split(b"\n", 1)[0].rstrip(b"\r")
     if not header.strip():
         raise InputError("the first line must name the columns (it is empty)", where=f"{path}:1")
     quote = '"' if delimiter == "," else False
@@ -227,25 +225,31 @@ def read_csv(path: Path, *, delimiter: str) -> pa.Table:
         raise InputError(f"the header names column {repeated!r} twice", where=f"{path}:1")
     convert = pacsv.ConvertOptions(column_types=dict.fromkeys(names, pa.string()), strings_can_be_null=False)
     try:
-        with open_stream(path) as stream:
-            return pacsv.read_csv(
-                stream,
-                parse_options=pacsv.ParseOptions(delimiter=delimiter, quote_char=quote),
-                convert_options=convert,
-            )
+        return pacsv.read_csv(
+            pa.BufferReader(data),
+            parse_options=pacsv.ParseOptions(delimiter=delimiter, quote_char=quote),
+            convert_options=convert,
+        )
     except (pa.ArrowInvalid, OSError) as exc:
-        _raise_bad_row(path, pacsv.ParseOptions(delimiter=delimiter, quote_char=quote), convert)
+        _raise_bad_row(data, path, pacsv.ParseOptions(delimiter=delimiter, quote_char=quote), convert)
         raise InputError(
             f"cannot read it as {'CSV' if delimiter == ',' else 'TSV'}: {str(exc).splitlines()[0]}",
             where=str(path),
         ) from None
 
 
-def _raise_bad_row(path: Path, parse: Any, convert: Any) -> None:
+def _utf8_bytes(path: Path) -> bytes:
+    """The file's bytes, checked to be UTF-8 text, without a byte-order mark."""
+    from ragmeter.io.text_files import decode_text, read_bytes
+
+    data = read_bytes(path)
+    decode_text(data, source=str(path))
+    return data.removeprefix(b"\xef\xbb\xbf")
+
+
+def _raise_bad_row(data: bytes, path: Path, parse: Any, convert: Any) -> None:
     """After a failed read: read again on one thread, which numbers rows, and name the first bad one."""
     import pyarrow.csv as pacsv
-
-    from ragmeter.io.compression import open_stream
 
     bad: list[Any] = []
 
@@ -254,16 +258,13 @@ def _raise_bad_row(path: Path, parse: Any, convert: Any) -> None:
         return "skip"
 
     parse.invalid_row_handler = note
-    try:
-        with open_stream(path) as stream:
-            pacsv.read_csv(
-                stream,
-                read_options=pacsv.ReadOptions(use_threads=False),
-                parse_options=parse,
-                convert_options=convert,
-            )
-    except (pa.ArrowInvalid, OSError):
-        pass
+    with contextlib.suppress(pa.ArrowInvalid, OSError):
+        pacsv.read_csv(
+            pa.BufferReader(data),
+            read_options=pacsv.ReadOptions(use_threads=False),
+            parse_options=parse,
+            convert_options=convert,
+        )
     if bad:
         row = bad[0]
         raise InputError(
@@ -274,13 +275,14 @@ def _raise_bad_row(path: Path, parse: Any, convert: Any) -> None:
 
 
 def read_parquet(path: Path) -> pa.Table:
-    """A parquet file as an Arrow table."""
+    """A parquet file (also compressed, as every file) as an Arrow table."""
     import pyarrow.parquet as pq
 
+    from ragmeter.io.text_files import read_bytes
+
+    data = read_bytes(path)
     try:
-        return pq.read_table(str(path))
-    except FileNotFoundError:
-        raise InputError("file not found", where=str(path)) from None
+        return pq.read_table(pa.BufferReader(data))
     except (pa.ArrowInvalid, OSError) as exc:
         raise InputError(f"not a parquet file ({str(exc).splitlines()[0]})", where=str(path)) from None
 

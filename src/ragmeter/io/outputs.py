@@ -34,8 +34,8 @@ from typing import Any
 from pydantic import ValidationError
 
 from ragmeter.errors import InputError
-from ragmeter.io.compression import inner_suffix
 from ragmeter.io.records import Record, describe_validation_error, read_jsonl, read_structured
+from ragmeter.io.text_files import data_suffix
 from ragmeter.schema.outputs import RetrievedItem, SystemOutput, looks_like_output
 
 LoadedOutputs = tuple[dict[str, SystemOutput], dict[str, str]]
@@ -229,7 +229,7 @@ def load_outputs(path: str | Path) -> dict[str, SystemOutput]:
 def load_outputs_with_sources(path: str | Path) -> LoadedOutputs:
     """Read a file of outputs keyed by sample id, with where each one was read (``file:line``)."""
     path = Path(path)
-    if inner_suffix(path) == ".jsonl":
+    if data_suffix(path) == ".jsonl":
         return read_outputs(OutputsSource(str(path), records=read_jsonl(path)))
     return read_outputs(OutputsSource(str(path), data=read_structured(path)))
 

@@ -40,12 +40,12 @@ from __future__ import annotations
 
 import ast
 import difflib
-import json
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from ragmeter.errors import InputError
+from ragmeter.io.jsonyaml import JsonError, parse_json
 from ragmeter.schema.samples import Sample
 
 NATIVE_FIELDS = frozenset(
@@ -204,8 +204,8 @@ def _as_list(value: Any, name: str, shape: RowShape, where: str) -> list[Any]:
         text = value.strip()
         if text.startswith("["):
             try:
-                parsed = json.loads(text)
-            except ValueError:
+                parsed = parse_json(text)
+            except JsonError:
                 try:
                     parsed = ast.literal_eval(text)
                 except (ValueError, SyntaxError):

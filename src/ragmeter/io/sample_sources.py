@@ -18,8 +18,8 @@ from pathlib import Path
 from typing import Any
 
 from ragmeter.errors import InputError
-from ragmeter.io.compression import inner_suffix
 from ragmeter.io.records import read_record_list, validate
+from ragmeter.io.text_files import data_suffix
 from ragmeter.schema.samples import Sample
 
 _STRUCTURED_CELLS = frozenset(
@@ -64,7 +64,7 @@ def _path(source: Any) -> Path | None:
 
 def _suffix(source: Any) -> str:
     path = _path(source)
-    return "" if path is None else inner_suffix(path)
+    return "" if path is None else data_suffix(path)
 
 
 def _file_provenance(path: Path, fmt: str) -> dict[str, Any]:
@@ -129,18 +129,26 @@ def _read_delimited(source: Any, split: str | None) -> Rows:
     path = Path(source)
     kind = _suffix(source)
     table = read_csv(path, delimiter="\t" if kind == ".tsv" else ",")
-    rows = [{k: _cell(k, v) for k, v in row.items() if v != ""} for row in table.to_pylist()]
+    rows = [
+        {k: _cell(k, v, f"{path}:{i + 2}") for k, v in row.items() if v != ""}
+        for i, row in enumerate(table.to_pylist())
+    ]
     return Rows(rows, lambda i: f"{path}:{i + 2}", _file_provenance(path, kind[1:].upper()))
 
 
-def _cell(name: str, text: str) -> Any:
-    """A CSV cell: JSON for a structured ragmeter field (``expected_output``), else the text as written."""
+def _cell(name: str, text: str, where: str) -> Any:
+    """A CSV cell: JSON for a structured ragmeter field (``expected_output``), else the text as written.
+
+    A cell that is JSON but one ragmeter refuses (a repeated key, ``NaN``) is an error, not a text.
+    """
     if name in _STRUCTURED_CELLS and text.lstrip()[:1] in ("[", "{"):
-        from ragmeter.io.records import loads_json
+        from ragmeter.io.jsonyaml import JsonError, parse_json
 
         try:
-            return loads_json(text)
-        except ValueError:
+            return parse_json(text)
+        except JsonError as exc:
+            if exc.problem != f"invalid JSON ({exc.reason})":
+                raise InputError(f"{name}: {exc.problem}", where=where) from None
             return text
     return text
 

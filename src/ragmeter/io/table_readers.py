@@ -33,9 +33,9 @@ from pathlib import Path
 from typing import Any, Generic, TypeVar
 
 from ragmeter.errors import InputError, RagmeterError
-from ragmeter.io.compression import inner_suffix
 from ragmeter.io.digests import file_sha256
 from ragmeter.io.frames import TableKind
+from ragmeter.io.text_files import data_suffix
 from ragmeter.io.trec import read_qrels, read_run
 from ragmeter.io.trec_tables import TrecQrels, TrecRun
 
@@ -73,7 +73,7 @@ class TableRequest:
     def suffix(self) -> str:
         """The path's suffix behind a compression suffix (``.csv`` for ``run.csv.gz``), lower-case."""
         path = self.path
-        return "" if path is None else inner_suffix(path)
+        return "" if path is None else data_suffix(path)
 
 
 @dataclass(frozen=True)
@@ -110,7 +110,11 @@ def _is_trec_file(request: TableRequest) -> bool:
 def _read_trec(request: TableRequest) -> tuple[TrecQrels | TrecRun, dict[str, Any]]:
     path = request.path
     assert path is not None
-    table = read_qrels(path) if request.kind == "qrels" else read_run(path, qrels=request.qrels)
+    table = (
+        read_qrels(path, trec_compat=request.trec_compat)
+        if request.kind == "qrels"
+        else read_run(path, qrels=request.qrels)
+    )
     return table, {"path": str(path), "sha256": file_sha256(path)}  # TREC, the default: no "format"
 
 

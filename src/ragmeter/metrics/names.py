@@ -143,6 +143,7 @@ _TREC_LIST = re.compile(
     r"^(P|recall|ndcg_cut|map_cut|success|iprec_at_recall|Rprec_mult)[_.]([0-9.]+(?:,[0-9.]+)+)$"
 )
 _AT = re.compile(r"^(?P<family>[^@\s]+)@(?P<k>[^@\s]+)$")
+_PLAIN_NUMBER = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
 _RANX_LEVEL = re.compile(r"^(?P<name>.+)-l(?P<rel>[0-9]+)$")
 _CALL = re.compile(r"^(?P<family>[A-Za-z_][\w-]*)\((?P<args>[^()]*)\)(?:@(?P<at>[^@\s]+))?$")
 
@@ -222,6 +223,31 @@ def _unknown(name: str) -> MetricNameError:
     return MetricNameError(f"unknown metric {name!r}{hint}")
 
 
+MAX_K = 1_000_000_000
+"""The largest cutoff k accepted anywhere: in a flag, a metric name, a sample or a setting.
+
+Larger ones are one clear error, never an overflow deep in numpy."""
+
+
+def check_cutoff(k: int, what: str = "k") -> int:
+    """Return ``k`` if it is a whole number from 1 to :data:`MAX_K`, else raise ``ValueError``.
+
+    >>> check_cutoff(10)
+    10
+    >>> check_cutoff(10**20)
+    Traceback (most recent call last):
+    ...
+    ValueError: k must be at most 1000000000, got 100000000000000000000
+    """
+    if isinstance(k, bool) or not isinstance(k, int):
+        raise ValueError(f"{what} must be a whole number >= 1, got {k!r}")
+    if k < 1:
+        raise ValueError(f"{what} must be >= 1, got {k}")
+    if k > MAX_K:
+        raise ValueError(f"{what} must be at most {MAX_K}, got {k}")
+    return k
+
+
 def _parse_k(name: str, text: str) -> int | str:
     if text.lower() == "k":
         return DEFAULT_K
@@ -231,18 +257,17 @@ def _parse_k(name: str, text: str) -> int | str:
         raise MetricNameError(
             f"metric {name!r}: the cutoff after '@' must be a whole number, 'k' or 'all', got {text!r}"
         )
-    k = int(text)
-    if k <= 0:
-        raise MetricNameError(f"metric {name!r}: the cutoff k must be >= 1, got {k}")
-    return k
+    try:
+        return check_cutoff(int(text) if len(text) <= 20 else MAX_K + 1, "the cutoff k")
+    except ValueError as exc:
+        raise MetricNameError(f"metric {name!r}: {exc}") from None
 
 
 def _parse_param(name: str, family: str, text: str) -> float:
     spec = PARAMETERS[family]
-    try:
-        value = float(text)
-    except ValueError:
-        raise MetricNameError(f"metric {name!r}: {spec.name} must be a number, got {text!r}") from None
+    if not _PLAIN_NUMBER.fullmatch(text):  # float() would also read "1_0", "nan" and other digits
+        raise MetricNameError(f"metric {name!r}: {spec.name} must be a number, got {text!r}")
+    value = float(text)
     if not 0 <= value < float("inf"):
         raise MetricNameError(f"metric {name!r}: {spec.name} must be a finite number >= 0, got {text!r}")
     return value
