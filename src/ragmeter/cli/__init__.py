@@ -20,10 +20,12 @@ try:  # typer >= 0.29 vendors click; older releases use the click package
 except ImportError:  # pragma: no cover - depends on the installed typer
     from click import exceptions as click_exceptions  # type: ignore[no-redef]
 
+from ragmeter.cli.once import OnceGroup
 from ragmeter.errors import RagmeterError
 from ragmeter.redaction import forget_secrets, redacted_console
 
 app = typer.Typer(
+    cls=OnceGroup,
     name="ragmeter",
     help="Measure retrieval, RAG and agentic search systems.",
     no_args_is_help=True,

@@ -11,10 +11,12 @@ from rich.console import Console
 from rich.table import Table
 
 from ragmeter.cli import app
+from ragmeter.cli.once import OnceGroup
 from ragmeter.cli.options import examples, finite
 from ragmeter.progress import make_progress
 
 cache_app = typer.Typer(
+    cls=OnceGroup,
     name="cache",
     help="Inspect or clear the judge cache (SQLite).",
     epilog=examples("ragmeter cache stats"),
@@ -22,6 +24,7 @@ cache_app = typer.Typer(
     rich_markup_mode=None,
 )
 calibrate_app = typer.Typer(
+    cls=OnceGroup,
     name="calibrate",
     help="Calibrate thresholds from labelled examples.",
     epilog=examples("ragmeter calibrate bertscore pairs.jsonl"),

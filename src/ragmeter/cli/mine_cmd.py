@@ -14,6 +14,7 @@ from rich.console import Console
 from rich.table import Table
 
 from ragmeter.cli import app
+from ragmeter.cli.once import OnceGroup
 from ragmeter.cli.options import NoInputO, examples, finite, output_file, output_folder
 from ragmeter.cli.run_cmd import ExecutorOption, RayAddressOption, executor_note
 from ragmeter.errors import ConfigError
@@ -29,7 +30,7 @@ except ImportError:  # pragma: no cover - depends on the installed typer
     from click import Context  # type: ignore[assignment]
 
 
-class _DefaultRunGroup(typer.core.TyperGroup):
+class _DefaultRunGroup(OnceGroup):
     """A group whose first argument, when it is not a subcommand, is the registry of ``run``."""
 
     def parse_args(self, ctx: Context, args: list[str]) -> list[str]:

@@ -49,6 +49,17 @@ def output_folder(value: Path | None) -> Path | None:
 _INPUT_SUFFIXES = (".jsonl", ".json", ".yaml", ".yml", ".csv", ".tsv", ".parquet")
 
 
+def looks_like_input(path: Path) -> bool:
+    """A name that looks like a data file (``outputs.jsonl``, ``run.csv.gz``), not a folder to write.
+
+    >>> looks_like_input(Path("outputs.jsonl.gz")), looks_like_input(Path("results"))
+    (True, False)
+    """
+    from ragmeter.io.text_files import data_suffix
+
+    return data_suffix(path) in _INPUT_SUFFIXES
+
+
 def results_folder(value: Path | None) -> Path | None:
     """A typer callback for ``-o/--out`` of ``eval``: the folder to write, never an input file.
 
@@ -63,9 +74,7 @@ def results_folder(value: Path | None) -> Path | None:
     ...     print(exc.message)
     outputs.jsonl looks like an input file: -o/--out names the folder to write (as in every command); give recorded outputs with --outputs outputs.jsonl
     """
-    from ragmeter.io.text_files import data_suffix
-
-    if value is not None and data_suffix(value) in _INPUT_SUFFIXES:
+    if value is not None and looks_like_input(value):
         raise typer.BadParameter(
             f"{value} looks like an input file: -o/--out names the folder to write (as in every command); "
             f"give recorded outputs with --outputs {value}"
