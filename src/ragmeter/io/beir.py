@@ -5,7 +5,8 @@ line, the score being the relevance. The split is ``test`` unless another is nam
 (``--split dev``); a split the folder does not have is an error naming those it has.
 ``queries.jsonl`` holds ``{"_id": ..., "text": ...}`` lines: as a dataset, each judged query of
 the split is a sample whose input is its text and whose ``expected_output`` is its judgments
-(graded), as BEIR evaluates; a judged query missing from ``queries.jsonl`` is an error.
+(graded), as BEIR evaluates; a judged query missing from ``queries.jsonl``, an ``_id`` given
+twice and a judged query whose ``text`` is missing, blank or not a text are errors naming the line.
 ``corpus.jsonl`` is not read (ranking metrics need only the ids).
 
 >>> import tempfile, pathlib
@@ -84,14 +85,14 @@ def read_beir_samples(folder: Path, split: str | None) -> tuple[list[dict[str, A
     """One sample (as a raw record) per judged query of the split, in qrels order, and the provenance."""
     qrels, provenance = read_beir_qrels(folder, split)
     queries_path = folder / "queries.jsonl"
-    texts: dict[str, Any] = {}
+    lines: dict[str, tuple[Any, str]] = {}
     for record in read_jsonl(queries_path):
-        value = record.value
-        if not isinstance(value, dict) or "_id" not in value:
-            raise InputError('each line must be an object {"_id": ..., "text": ...}', where=record.where)
-        texts[str(value["_id"])] = value.get("text")
+        qid = _query_id(record.value, record.where)
+        if qid in lines:
+            raise InputError(f"_id: query {qid!r} again (first at {lines[qid][1]})", where=record.where)
+        lines[qid] = (record.value, record.where)
     gains = judgments_by_topic(qrels)
-    missing = [topic for topic in qrels.topics if topic not in texts]
+    missing = [topic for topic in qrels.topics if topic not in lines]
     if missing:
         raise InputError(
             f"{len(missing)} judged quer(y/ies) of split {provenance['split']!r} are not in queries.jsonl: "
@@ -99,7 +100,8 @@ def read_beir_samples(folder: Path, split: str | None) -> tuple[list[dict[str, A
             where=str(queries_path),
         )
     samples = [
-        {"id": topic, "input": texts[topic], "expected_output": gains[topic]} for topic in qrels.topics
+        {"id": topic, "input": _query_text(*lines[topic]), "expected_output": gains[topic]}
+        for topic in qrels.topics
     ]
     mapping = {
         "id": "queries.jsonl _id",
@@ -107,3 +109,26 @@ def read_beir_samples(folder: Path, split: str | None) -> tuple[list[dict[str, A
         "expected_output": f"qrels/{provenance['split']}.tsv",
     }
     return samples, {**provenance, "mapping": mapping}
+
+
+def _query_id(value: Any, where: str) -> str:
+    """A ``queries.jsonl`` line's ``_id``, or an error naming the line and the field."""
+    if not isinstance(value, dict):
+        raise InputError('each line must be an object {"_id": ..., "text": ...}', where=where)
+    if "_id" not in value:
+        raise InputError('_id: missing (each line is {"_id": ..., "text": ...})', where=where)
+    qid = value["_id"]
+    if isinstance(qid, bool) or not isinstance(qid, (str, int)) or not str(qid).strip():
+        raise InputError(f"_id: expected a non-blank text or a whole number, got {qid!r}", where=where)
+    return str(qid)
+
+
+def _query_text(value: dict[str, Any], where: str) -> str:
+    """A judged query's ``text`` (the sample's input), or an error naming the line and the field."""
+    if "text" not in value:
+        raise InputError("text: missing (the query's text is the sample's input)", where=where)
+    text = value["text"]
+    if not isinstance(text, str) or not text.strip():
+        got = repr(text) if isinstance(text, str) else type(text).__name__
+        raise InputError(f"text: expected the query's text, got {got}", where=where)
+    return text

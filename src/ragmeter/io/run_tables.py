@@ -46,6 +46,7 @@ Column: TypeAlias = "Sequence[Any] | pa.Array | pa.ChunkedArray"
 """One column: a Python sequence or an Arrow array."""
 
 _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+_SURROGATE = re.compile("[\ud800-\udfff]")
 _KINDS = {"bool": "booleans", "double": "floating-point numbers", "float": "floating-point numbers"}
 _DECIMAL = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
 
@@ -126,6 +127,11 @@ def id_column(values: Column, *, field: str, rows: RowNames) -> pa.Array:
             raise InputError(f"{field}: the id is blank", where=rows(row))
         if _CONTROL.search(text):
             raise InputError(f"{field}: the id {text!r} holds a control character", where=rows(row))
+        if _SURROGATE.search(text):
+            raise InputError(
+                f"{field}: the id {text!r} holds half of a UTF-16 surrogate pair, not a character",
+                where=rows(row),
+            )
     return string_array(texts)
 
 
