@@ -68,7 +68,8 @@ def test_a_command_loads_only_its_own_module(tmp_path: Path) -> None:
 def test_help_and_unknown_commands_see_every_command() -> None:
     done = _ragmeter("--help")
     assert done.returncode == 0
-    listed = [line.split()[0] for line in done.stdout.split("Commands:")[1].splitlines() if line.strip()]
+    commands = done.stdout.split("Commands:")[1].split("Examples:")[0]
+    listed = [line.split()[0] for line in commands.splitlines() if line.strip()]
     assert listed == ALL_COMMANDS
     done = _ragmeter("evl")
     assert done.returncode == 2

@@ -29,7 +29,9 @@ from ragmeter.evaluation.arguments import (
     DEFAULT_TREC_METRICS,
     check_k,
     check_level,
+    check_limit,
     k_source_of,
+    limit_warning,
     load_settings,
     resolve_metrics,
 )
@@ -43,8 +45,8 @@ from ragmeter.evaluation.dataset_inputs import (
     located,
 )
 from ragmeter.evaluation.query_details import query_views, rag_sections
-from ragmeter.io.digests import file_sha256, hash_in_background
-from ragmeter.io.trec import read_qrels, read_run
+from ragmeter.io.digests import hash_in_background
+from ragmeter.io.table_subsets import head_topics, only_topics
 from ragmeter.matching.anchors import match_anchors, merged_tables
 from ragmeter.matching.ids import match_ids
 from ragmeter.matching.trec import match_trec
@@ -81,13 +83,22 @@ def evaluate(
     max_cost: float | None = None,
     reliability: bool | None = None,
     judge_observer: JudgeObserver | None = None,
+    columns: Mapping[str, str] | None = None,
+    split: str | None = None,
+    limit: int | None = None,
 ) -> EvalResult:
     """Score recorded outputs against a dataset.
 
-    ``dataset`` is a file (YAML/JSON/JSONL) or a list of samples; ``outputs`` a
-    file, a mapping of sample id → output, or ``None`` for outputs embedded as
-    ``actual_output``. Samples with no output are scored as empty rankings,
-    counted in ``n_missing_output`` and named in the warnings.
+    ``dataset`` is a file (YAML/JSON/JSONL/CSV/parquet: ragmeter samples, RAGAS
+    rows or DeepEval test cases), a BEIR folder, a saved Hugging Face dataset,
+    ``irds:<id>``, a list of samples or rows, a DataFrame, a ``datasets.Dataset``,
+    or a RAGAS/DeepEval ``EvaluationDataset`` (docs/formats.md); ``columns``
+    maps fields to other column names and ``split`` picks a split. ``outputs`` is
+    a file, a mapping of sample id → output (or a ranx/pytrec_eval run
+    ``{qid: {docid: score}}``, a ranx ``Run``), or ``None`` for outputs embedded
+    as ``actual_output`` (RAGAS and DeepEval rows embed theirs). Samples with no
+    output are scored as empty rankings, counted in ``n_missing_output`` and
+    named in the warnings. ``limit`` scores only the first ``limit`` samples.
 
     Samples with ``gold_supports`` (and no ``expected_output``) are matched by
     anchors; ``snippet_matching`` (default: the config's
@@ -109,11 +120,16 @@ def evaluate(
     """
     check_k(k)
     check_level(relevance_level)
+    check_limit(limit)
     cfg, cfg_path = load_settings(config)
     started = time.perf_counter()
-    samples, sources = load_samples(dataset)
+    samples, sources = load_samples(dataset, columns=columns, split=split)
     dataset_where = sources["dataset"]["path"] or "dataset"
     outs, out_sources, where_of = load_outputs(outputs, samples, dataset_where=dataset_where)
+    limited = None
+    if limit is not None and limit < len(samples):
+        limited, samples = (limit, len(samples)), samples[:limit]
+        outs = {sid: out for sid, out in outs.items() if sid in {s.id for s in samples}}
     try:
         return _evaluate_loaded(
             samples,
@@ -129,6 +145,8 @@ def evaluate(
             index_stats=index_stats,
             started=started,
             judging=_JudgeArgs(judge, judges, judge_log, max_cost, reliability, judge_observer),
+            extra_settings={"limit": limit} if limit is not None else {},
+            limited=limited,
         )
     except RagmeterError as exc:
         raise located(exc, where_of) from None
@@ -149,6 +167,8 @@ def _evaluate_loaded(
     index_stats: str | Path | IndexStats | None,
     started: float,
     judging: _JudgeArgs | None = None,
+    extra_settings: Mapping[str, Any] | None = None,
+    limited: tuple[int, int] | None = None,
 ) -> EvalResult:
     judging = judging or _JudgeArgs()
     matched = match_ids(samples, outs)
@@ -228,6 +248,8 @@ def _evaluate_loaded(
             f"{len(matched.missing_output)} sample(s) have no recorded output and were scored as empty "
             f"rankings: {shown}{more}",
         )
+    if limited is not None:
+        warnings.insert(0, limit_warning(*limited))
     provenance = base_provenance(
         cfg_path,
         k=k,
@@ -236,9 +258,11 @@ def _evaluate_loaded(
         trec_compat=trec_compat,
         snippet_matching=snippets,
         **({"pricing": {m: p.model_dump() for m, p in cfg.pricing.items()}} if cfg.pricing else {}),
+        **(extra_settings or {}),
     ) | {
         "inputs": inputs | index_sources,
         "elapsed_seconds": round(time.perf_counter() - started, 6),
+        **({"limited": {"first": limited[0], "of": limited[1]}} if limited else {}),
     }
     if judged is not None:
         provenance["judge"] = judged.provenance
@@ -364,8 +388,8 @@ def _bertscore(
 
 
 def evaluate_trec(
-    qrels: str | Path,
-    run: str | Path,
+    qrels: Any,
+    run: Any,
     *,
     metrics: Sequence[str] | None = None,
     k: int | None = None,
@@ -373,42 +397,74 @@ def evaluate_trec(
     complete: bool = False,
     trec_compat: bool = False,
     config: RagmeterConfig | str | Path | None = None,
+    columns: Mapping[str, str] | None = None,
+    split: str | None = None,
+    limit: int | None = None,
 ) -> EvalResult:
-    """Score a TREC run against TREC qrels (trec_eval 10.0 ordering).
+    """Score a run against qrels (trec_eval 10.0 ordering).
+
+    ``qrels`` and ``run`` are TREC files or any other source of
+    :data:`ragmeter.io.table_readers.TABLE_READERS`: ranx/pytrec_eval dicts and
+    JSON files, ranx ``Run``/``Qrels``, ir_measures tuples, pandas/polars
+    DataFrames, Arrow tables, Hugging Face datasets, CSV/TSV/parquet files, BEIR
+    folders (``split``, default ``test``), ``irds:<id>`` and ``-`` (stdin).
+    ``columns`` maps the fields ``q_id``, ``doc_id``, ``score``, ``rel`` to
+    other column names. A run is ranked as trec_eval ranks it, whatever its form.
 
     ``complete`` is trec_eval's ``-c`` (qrels topics missing from the run count
     as 0); ``trec_compat`` averages topics without relevant documents in as 0,
     as trec_eval does, instead of skipping them, and truncates a fractional
-    relevance as trec_eval reads it (otherwise an error).
+    relevance as trec_eval reads it (otherwise an error). ``limit`` evaluates only the
+    first ``limit`` topics of the qrels (a quick look, said so in the warnings).
+
+    >>> r = evaluate_trec({"q1": {"d1": 1}}, {"q1": {"d2": 0.9, "d1": 0.9}}, metrics=["mrr"])
+    >>> r.aggregate  # the tie is broken by docno, descending: d2 first
+    {'mrr': 0.5}
     """
+    from ragmeter.io.table_readers import file_sources, load_qrels, load_run
+
     check_k(k)
     check_level(relevance_level)
+    check_limit(limit)
     cfg, cfg_path = load_settings(config)
     started = time.perf_counter()
     resolved = resolve_metrics(metrics or cfg.metrics.retrieval.metrics or list(DEFAULT_TREC_METRICS))
-    hash_in_background((qrels, run))  # for the provenance, on another core (the CLI started it earlier)
-    q = read_qrels(qrels, trec_compat=trec_compat)
-    r = read_run(run, qrels=q)
-    matched = match_trec(q, r, complete=complete)
+    hash_in_background(
+        file_sources(qrels, run)
+    )  # for the provenance, on another core (the CLI started it earlier)
+    q = load_qrels(qrels, columns=columns, split=split, trec_compat=trec_compat)
+    q_table, limited = q.table, None
+    if limit is not None and limit < len(q_table.topics):
+        limited = (limit, len(q_table.topics))
+        q_table = head_topics(q_table, limit)
+    r = load_run(run, qrels=q_table, columns=columns, split=split)
+    r_table = only_topics(r.table, q_table.topics) if limited else r.table
+    matched = match_trec(q_table, r_table, complete=complete)
     level = relevance_level if relevance_level is not None else cfg.metrics.retrieval.relevance_level
     inp = ScoringInput.from_table(matched.table, relevance_level=level)
     default_k = k if k is not None else cfg.metrics.retrieval.default_k
     scored = score_metrics(
         resolved, inp, default_k=default_k, trec_compat=trec_compat, k_source=k_source_of(k, cfg)
     )
-    provenance = base_provenance(
-        cfg_path, k=k, default_k=default_k, relevance_level=level, complete=complete, trec_compat=trec_compat
-    ) | {
-        "inputs": {
-            "qrels": {"path": str(qrels), "sha256": file_sha256(qrels)},
-            "run": {"path": str(run), "sha256": file_sha256(run)},
-        },
+    settings: dict[str, Any] = {"complete": complete, "trec_compat": trec_compat}
+    if columns:
+        settings["columns"] = dict(columns)
+    if split is not None:
+        settings["split"] = split
+    if limit is not None:
+        settings["limit"] = limit
+    provenance = base_provenance(cfg_path, k=k, default_k=default_k, relevance_level=level, **settings) | {
+        "inputs": {"qrels": q.provenance, "run": r.provenance},
         "elapsed_seconds": round(time.perf_counter() - started, 6),
+        **({"limited": {"first": limited[0], "of": limited[1]}} if limited else {}),
     }
+    warnings = list(matched.warnings)
+    if limited:
+        warnings.insert(0, limit_warning(*limited, unit="topics"))
     return assemble_result(
         matched.table.query_ids,
         scored,
-        warnings=matched.warnings,
+        warnings=warnings,
         provenance=provenance,
         n_missing_output=len(matched.missing_topics) if complete else 0,
     )

@@ -473,7 +473,7 @@ def test_relevance_level_from_config_and_cli(tmp_path: Path, cli: Any) -> None:
     write(tmp_path / "d.yaml", "- id: q\n  expected_output: {a: 3, b: 1, c: 2}\n")
     write(tmp_path / "o.jsonl", json.dumps({"id": "q", "output": GRADED_RANKING}) + "\n")
     write(tmp_path / "c.yaml", "metrics:\n  retrieval:\n    relevance_level: 2\n")
-    base = ["eval", "-d", "d.yaml", "-o", "o.jsonl", "-m", "mrr"]
+    base = ["eval", "-d", "d.yaml", "--outputs", "o.jsonl", "-m", "mrr"]
     assert cli_json(base, cli)["aggregate"] == {"mrr": 1.0}
     assert cli_json([*base, "-l", "2"], cli)["aggregate"] == {"mrr": 0.5}
     assert cli_json([*base, "--config", "c.yaml"], cli)["aggregate"] == {"mrr": 0.5}
@@ -541,14 +541,14 @@ def test_samples_without_output_are_scored_as_empty_and_reported() -> None:
 def test_missing_outputs_through_the_cli(tmp_path: Path, cli: Any) -> None:
     write(tmp_path / "d.yaml", "".join(f"- id: q{i}\n  expected_output: [a]\n" for i in range(12)))
     write(tmp_path / "o.jsonl", '{"id": "q0", "output": ["a"]}\n')
-    data = cli_json(["eval", "-d", "d.yaml", "-o", "o.jsonl", "-m", "mrr"], cli)
+    data = cli_json(["eval", "-d", "d.yaml", "--outputs", "o.jsonl", "-m", "mrr"], cli)
     assert data["n_missing_output"] == 11
     assert data["aggregate"] == {"mrr": approx(1 / 12)}
     shown = ", ".join(f"'q{i}'" for i in range(1, 11))
     assert data["warnings"][0] == (
         f"11 sample(s) have no recorded output and were scored as empty rankings: {shown} and 1 more"
     )
-    code, _, err = cli(["eval", "-d", "d.yaml", "-o", "o.jsonl", "-m", "mrr"])
+    code, _, err = cli(["eval", "-d", "d.yaml", "--outputs", "o.jsonl", "-m", "mrr"])
     assert code == 0
     assert "11 sample(s) have no recorded output" in err
 
@@ -686,7 +686,7 @@ def test_trec_provenance_hashes_both_files(tmp_path: Path) -> None:
 def test_out_dir_writes_metrics_json_and_per_query_jsonl(tmp_path: Path, cli: Any) -> None:
     write(tmp_path / "samples.yaml", SEED_YAML + "  - id: q-2\n    expected_output: []\n")
     write(tmp_path / "outputs.jsonl", SEED_OUTPUTS)
-    data = cli_json(["eval", "-d", "samples.yaml", "-o", "outputs.jsonl", "--out", "res"], cli)
+    data = cli_json(["eval", "-d", "samples.yaml", "--outputs", "outputs.jsonl", "--out", "res"], cli)
     written = json.loads((tmp_path / "res" / "metrics.json").read_text(encoding="utf-8"))
     assert written == data
     lines = (tmp_path / "res" / "per_query.jsonl").read_text(encoding="utf-8").splitlines()
@@ -700,7 +700,7 @@ def test_out_dir_writes_metrics_json_and_per_query_jsonl(tmp_path: Path, cli: An
 def test_out_dir_without_json_prints_the_table(tmp_path: Path, cli: Any) -> None:
     write(tmp_path / "samples.yaml", SEED_YAML)
     write(tmp_path / "outputs.jsonl", SEED_OUTPUTS)
-    code, out, err = cli(["eval", "-d", "samples.yaml", "-o", "outputs.jsonl", "--out", "res"])
+    code, out, err = cli(["eval", "-d", "samples.yaml", "--outputs", "outputs.jsonl", "--out", "res"])
     assert code == 0, err
     assert "ndcg@5" in out
     assert json.loads((tmp_path / "res" / "metrics.json").read_text())["aggregate"]["mrr"] == 0.5
@@ -742,7 +742,7 @@ def test_every_dataset_format(name: str, tmp_path: Path, cli: Any) -> None:
     result = ragmeter.evaluate(tmp_path / name, outputs, metrics=["mrr", "ndcg@5"])
     assert result.per_query == EXPECTED_BY_FORMAT
     write(tmp_path / "o.json", json.dumps(outputs))
-    data = cli_json(["eval", "-d", name, "-o", "o.json", "-m", "mrr", "-m", "ndcg@5"], cli)
+    data = cli_json(["eval", "-d", name, "--outputs", "o.json", "-m", "mrr", "-m", "ndcg@5"], cli)
     assert data["per_query"] == EXPECTED_BY_FORMAT
 
 
@@ -791,7 +791,7 @@ def test_every_output_format(form: str, tmp_path: Path, cli: Any) -> None:
     result = ragmeter.evaluate(tmp_path / "d.yaml", tmp_path / name, metrics=["mrr", "ndcg@5"])
     assert result.per_query == EXPECTED_BY_FORMAT
     assert result.n_missing_output == 0
-    data = cli_json(["eval", "-d", "d.yaml", "-o", name, "-m", "mrr", "-m", "ndcg@5"], cli)
+    data = cli_json(["eval", "-d", "d.yaml", "--outputs", name, "-m", "mrr", "-m", "ndcg@5"], cli)
     assert data["per_query"] == EXPECTED_BY_FORMAT
 
 

@@ -35,9 +35,9 @@ BROKEN = {
     # A surrogate pair is one character; half of one is not (no UTF-8 file can hold it).
     "lone surrogate": (
         '{"a": "\\ud83d\\ude00",\n "t": ["x\\ud800y"]}\n',
-        ":2: t[0]: the text holds \\ud800, half of a UTF-16 surrogate pair",
+        ":2: t[0]: \\ud800 is half of a UTF-16 surrogate pair",
     ),
-    "lone low surrogate in a key": ('{"k\\udc00": 1}\n', ":1: a key holds \\udc00"),
+    "lone low surrogate in a key": ('{"k\\udc00": 1}\n', ":1: ['k\\udc00']: \\udc00 is half of a UTF-16 surrogate pair"),
 }
 
 

@@ -20,16 +20,19 @@ try:  # typer >= 0.29 vendors click; older releases use the click package
 except ImportError:  # pragma: no cover - depends on the installed typer
     from click import exceptions as click_exceptions  # type: ignore[no-redef]
 
+from ragmeter.cli.once import OnceGroup
 from ragmeter.errors import RagmeterError
 from ragmeter.redaction import forget_secrets, redacted_console
 
 app = typer.Typer(
+    cls=OnceGroup,
     name="ragmeter",
     help="Measure retrieval, RAG and agentic search systems.",
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
     rich_markup_mode=None,
+    context_settings={"help_option_names": ["-h", "--help"]},
 )
 
 EXIT_ERROR = 2
@@ -54,8 +57,23 @@ _MODULE_OF = {
 """The module that defines each command: running one imports (and builds) only that one."""
 
 
-@app.callback()
-def _group() -> None:
+def _version(value: bool) -> None:
+    if value:
+        from ragmeter import __version__
+
+        typer.echo(f"ragmeter {__version__}")
+        raise typer.Exit()
+
+
+@app.callback(
+    epilog="Examples:\n\n\b\n  ragmeter eval --qrels qrels.txt --run run.txt -m ndcg@10\n"
+    "  ragmeter run examples/suite.yaml\n\nRun 'ragmeter COMMAND -h' for a command's options and examples."
+)
+def _group(
+    version: bool = typer.Option(
+        False, "--version", "-V", callback=_version, is_eager=True, help="Print the version and exit."
+    ),
+) -> None:
     """Measure retrieval, RAG and agentic search systems."""
     # A callback keeps ragmeter a group of commands even when only one command is registered.
 
@@ -88,7 +106,7 @@ def _main(argv: list[str] | None) -> None:
     # and pydantic and building per-query results made 166 collections (65 ms) per evaluation.
     gc.set_threshold(50_000)
     command = next((a for a in args if not a.startswith("-")), None)
-    if command in _MODULE_OF and "--help" not in args:
+    if command in _MODULE_OF and "--help" not in args and "-h" not in args:
         importlib.import_module(f"ragmeter.cli.{_MODULE_OF[command]}")
     else:  # help, or an unknown command: every command, for the list and the did-you-mean
         _register_commands()
@@ -124,13 +142,27 @@ def _main(argv: list[str] | None) -> None:
         where = f"{exc.filename}: " if exc.filename else ""
         typer.echo(f"Error: {where}{exc.strerror or exc}", err=True)
         sys.exit(EXIT_ERROR)
+    except ModuleNotFoundError as exc:  # an optional package this command needs is not installed
+        if debug:
+            raise
+        from ragmeter.extras import missing_extra_message
+
+        hint = missing_extra_message(exc.name or "")
+        if hint is None:
+            typer.echo(_internal_error(exc), err=True)
+        else:
+            typer.echo(f"Error: {hint}", err=True)
+        sys.exit(EXIT_ERROR)
     except Exception as exc:  # a defect: still one line, the traceback on request
         if debug:
             raise
-        typer.echo(
-            f"Error: internal error ({type(exc).__name__}: {exc}); rerun with --debug for the traceback "
-            "and please report it",
-            err=True,
-        )
+        typer.echo(_internal_error(exc), err=True)
         sys.exit(EXIT_ERROR)
     sys.exit(code if isinstance(code, int) else 0)
+
+
+def _internal_error(exc: BaseException) -> str:
+    return (
+        f"Error: internal error ({type(exc).__name__}: {exc}); rerun with --debug for the traceback "
+        "and please report it"
+    )

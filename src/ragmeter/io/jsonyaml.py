@@ -44,7 +44,7 @@ import yaml
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
 from ragmeter.errors import InputError
-from ragmeter.io.text_files import LONE_ESCAPE, SURROGATE, SURROGATE_ESCAPE, decode_text, line_of
+from ragmeter.io.text_files import decode_text, line_of
 
 MAX_ALIAS_EXPANSION = 200_000
 """Values that YAML aliases may add to a document beyond the values it spells out."""
@@ -150,7 +150,7 @@ class JsonError(ValueError):
     def problem(self) -> str:
         """The reason as an error message (``invalid JSON (Expecting value)``)."""
         if self.reason.startswith("duplicate key") or any(
-            part in self.reason for part in (" is not a number JSON allows ", " surrogate pair, ")
+            refused in self.reason for refused in (" is not a number JSON allows ", " surrogate pair, ")
         ):
             return self.reason
         return f"invalid JSON ({self.reason})"
@@ -186,44 +186,42 @@ def parse_json(text: str) -> Any:
         raise JsonError(
             "a number has too many digits" if "digits" in str(exc) else str(exc).splitlines()[0]
         ) from None
-    problem = _lone_surrogate(text, value)
-    if problem is not None:
-        raise JsonError(problem, _lone_escape_at(text))
+    lone = _lone_surrogate(value) if _SURROGATE_ESCAPE.search(text) else None
+    if lone is not None:
+        path, char = lone
+        found = re.search(rf"\\u{ord(char):04x}", text, flags=re.IGNORECASE)
+        raise JsonError(
+            f"{field_path(path)}: {_lone_surrogate_reason(char)}", found.start() if found else None
+        )
     return value
 
 
-def _lone_surrogate(text: str, value: Any) -> str | None:
-    """The message for the first text in ``value`` holding a lone surrogate, or None (a cheap check first)."""
-    if not SURROGATE_ESCAPE.search(text):
-        return None
-    stack: list[tuple[Any, list[str | int]]] = [(value, [])]
+_SURROGATE_ESCAPE = re.compile(r"\\(?:u|U0000)[dD][89a-fA-F]")
+"""An escape of a UTF-16 surrogate (``\\ud800``): only then can a parsed text hold a lone one."""
+
+
+def _lone_surrogate(root: Any) -> tuple[list[str | int], str] | None:
+    """The path to the first text (a key or a value) holding a lone surrogate, and that character."""
+    stack: list[tuple[Any, list[str | int]]] = [(root, [])]
     while stack:
-        item, path = stack.pop()
-        if isinstance(item, dict):
-            for key in item:
-                if isinstance(key, str) and SURROGATE.search(key):
-                    return _surrogate_message(path, key, "a key")
-            stack.extend((child, [*path, key]) for key, child in reversed(list(item.items())))
-        elif isinstance(item, list):
-            stack.extend((child, [*path, i]) for i, child in reversed(list(enumerate(item))))
-        elif isinstance(item, str) and SURROGATE.search(item):
-            return _surrogate_message(path, item, "the text")
+        value, path = stack.pop()
+        texts = [value] if isinstance(value, str) else list(value) if isinstance(value, dict) else []
+        for text in texts:
+            bad = next((c for c in text if "\ud800" <= c <= "\udfff"), None)
+            if bad is not None:
+                return path if text is value else [*path, text], bad
+        items = (
+            value.items() if isinstance(value, dict) else enumerate(value) if isinstance(value, list) else ()
+        )
+        stack.extend((child, [*path, key]) for key, child in reversed(list(items)))
     return None
 
 
-def _surrogate_message(path: list[str | int], text: str, what: str) -> str:
-    found = SURROGATE.search(text)
-    code = f"\\u{ord(found.group()):04x}" if found else "a surrogate"
+def _lone_surrogate_reason(char: str) -> str:
     return (
-        f"{field_path(path) + ': ' if path else ''}{what} holds {code}, half of a UTF-16 surrogate pair, "
-        "which is not a character (write the character itself)"
+        f"\\u{ord(char):04x} is half of a UTF-16 surrogate pair, not a character "
+        "(write the character itself, or both halves of the pair)"
     )
-
-
-def _lone_escape_at(text: str, *, yaml: bool = False) -> int | None:
-    """Where the first escaped lone surrogate is (in YAML every surrogate escape is one)."""
-    found = (SURROGATE_ESCAPE if yaml else LONE_ESCAPE).search(text)
-    return found.start() if found else None
 
 
 class _Marker:
@@ -486,11 +484,6 @@ def load_yaml(text: str, *, source: str, text_fields: frozenset[str] = TEXT_FIEL
             if "*" in text:  # an alias (or just a star in a text): count what the aliases expand to
                 _check_aliases(node, MAX_ALIAS_EXPANSION)
             value = loader.construct_document(node)
-            problem = _lone_surrogate(text, value)
-            if problem is not None:
-                at = _lone_escape_at(text, yaml=True)
-                raise InputError(problem, where=f"{source}:{line_of(text, at)}" if at is not None else source)
-            return value
         finally:
             loader.dispose()
     except _AliasBomb as exc:
@@ -512,3 +505,10 @@ def load_yaml(text: str, *, source: str, text_fields: frozenset[str] = TEXT_FIEL
         raise InputError(f"invalid YAML ({str(exc).splitlines()[0]})", where=source) from None
     except RecursionError:
         raise InputError("invalid YAML (nested too deeply to read)", where=source) from None
+    lone = _lone_surrogate(value) if _SURROGATE_ESCAPE.search(text) else None
+    if lone is not None:
+        path, char = lone
+        found = re.search(rf"\\(?:u|U0000){ord(char):04x}", text, flags=re.IGNORECASE)
+        where = f"{source}:{line_of(text, found.start())}" if found else source
+        raise InputError(f"{field_path(path)}: {_lone_surrogate_reason(char)}", where=where)
+    return value

@@ -90,11 +90,11 @@ def _decompress(data: bytes, kind: str, path: Path) -> bytes:
 
         with pa.input_stream(pa.py_buffer(data), compression=kind) as stream:
             return bytes(stream.read())
-    except (OSError, EOFError, ValueError, MemoryError) as exc:
-        detail = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-        raise InputError(f"not a valid {kind} file ({detail})", where=str(path)) from None
     except ImportError:
         raise InputError(f"reading {kind} files needs pyarrow", where=str(path)) from None
+    except Exception as exc:  # OSError, EOFError, zlib.error, lzma.LZMAError, pyarrow's errors: corrupt data
+        detail = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        raise InputError(f"not a valid {kind} file ({detail})", where=str(path)) from None
 
 
 def decode_text(data: bytes, *, source: str, line: int | None = None) -> str:
@@ -158,8 +158,6 @@ def line_of(text: str, index: int) -> int:
 
 # -- lone surrogates ---------------------------------------------------------------------------
 
-SURROGATE_ESCAPE = re.compile(r"\\(?:u|U0000)[dD][89a-fA-F][0-9a-fA-F]{2}")
-"""A JSON or YAML escape of a UTF-16 surrogate (half of a pair, or one of a pair)."""
 LONE_ESCAPE = re.compile(  # a high half not followed by a low one, or a low half not after a high one
     r"(?<!\\)\\u[dD][89abAB][0-9a-fA-F]{2}(?!\\u[dD][c-fC-F][0-9a-fA-F]{2})"
     r"|(?<!\\u[dD][89abAB][0-9a-fA-F]{2})(?<!\\)\\u[dD][c-fC-F][0-9a-fA-F]{2}"
