@@ -37,7 +37,10 @@ BROKEN = {
         '{"a": "\\ud83d\\ude00",\n "t": ["x\\ud800y"]}\n',
         ":2: t[0]: \\ud800 is half of a UTF-16 surrogate pair",
     ),
-    "lone low surrogate in a key": ('{"k\\udc00": 1}\n', ":1: ['k\\udc00']: \\udc00 is half of a UTF-16 surrogate pair"),
+    "lone low surrogate in a key": (
+        '{"k\\udc00": 1}\n',
+        ":1: ['k\\udc00']: \\udc00 is half of a UTF-16 surrogate pair",
+    ),
 }
 
 
