@@ -131,7 +131,9 @@ def test_interleaved_topics_are_gathered_per_partition() -> None:
     assert split.line_parts.tolist() == kept
     assert [p for p, _, _ in split.ranges] == sorted({*owner})
     for part, start, end in split.ranges:
-        mine = b"".join(line for line, p in zip(block.splitlines(keepends=True), owner, strict=True) if p == part)
+        mine = b"".join(
+            line for line, p in zip(block.splitlines(keepends=True), owner, strict=True) if p == part
+        )
         assert split.data[start:end] == mine
 
 

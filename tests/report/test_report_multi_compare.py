@@ -289,6 +289,25 @@ def test_gate_warns_when_a_threshold_is_below_the_mde() -> None:
     assert relative.warning is not None and "a drop of 5% (" in relative.warning
 
 
+@pytest.mark.parametrize(
+    ("rule", "words"),
+    [
+        ("hit@5<-0.02", "a drop of 0.02 in hit@5"),
+        ("hit@5>-0.02", "a drop of 0.02 in hit@5"),
+        ("hit@5<+0.02", "a rise of 0.02 in hit@5"),  # fails unless it rises by 0.02
+        ("hit@5>+0.02", "a rise of 0.02 in hit@5"),
+        ("delta(hit@5)<0", "a drop in hit@5 smaller than"),  # any drop: the MDE is the bound
+        ("delta(hit@5)<=0", "a drop in hit@5 smaller than"),
+        ("delta(hit@5)>0", "a rise in hit@5 smaller than"),
+        ("delta(hit@5)>=0", "a rise in hit@5 smaller than"),
+    ],
+)
+def test_gate_warning_names_the_direction_the_rule_guards(rule: str, words: str) -> None:
+    base, cand = noisy_hits(1)
+    [outcome] = check_rules(compare_results(base, cand, n_resamples=200), [parse_rule(rule)])
+    assert outcome.warning is not None and f"with 34 questions {words}" in outcome.warning
+
+
 def test_gate_cli_prints_the_warning(tmp_path: Path, cli: Any) -> None:
     base, cand = noisy_hits(2)
     code, out, err = cli(
