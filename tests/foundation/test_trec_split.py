@@ -196,3 +196,18 @@ def test_a_block_is_refused_exactly_when_the_readers_would_cut_elsewhere(text: s
             split_block(block, 2)
     else:
         split_block(block, 2)
+
+
+@pytest.mark.parametrize("ch", ODD, ids=[f"U+{ord(ch):04X}" for ch in ODD])
+def test_every_separator_the_readers_know_sends_the_file_whole(ch: str) -> None:
+    with pytest.raises(NotSplittable):
+        split_block(f"q1 0 a 1\nq1{ch}x 0 b 1\n".encode(), 2)
+
+
+NEIGHBOURS = ["é", "\u0100", "\u1681", "\u200b", "\u2010", "\u2030", "\u2060", "\u3001", "あ", "日"]
+
+
+@pytest.mark.parametrize("ch", NEIGHBOURS, ids=[f"U+{ord(ch):04X}" for ch in NEIGHBOURS])
+def test_other_non_ascii_text_is_split(ch: str) -> None:
+    split = split_block(f"q1 0 a 1\nq{ch} 0 b 1\n".encode(), 1)
+    assert split.line_parts.tolist() == [0, 0]
