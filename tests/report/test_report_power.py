@@ -128,6 +128,15 @@ def test_the_normal_approximation_never_asks_for_fewer_than_two_queries() -> Non
     assert n_for_delta_z(0.3, -0.05) == math.ceil((z * 0.3 / 0.05) ** 2)
 
 
+@pytest.mark.parametrize("alpha", [0.01, 0.05, 0.2])
+def test_the_mde_of_a_comparison_is_at_its_alpha(alpha: float) -> None:
+    base, cand = [0, 1, 1, 0] * 25, [1, 1, 0, 0] * 25  # 0/1 values: McNemar, half the queries disagree
+    binary = paired_power(base, cand, alpha=alpha)
+    assert (binary.method, binary.alpha, binary.mde) == ("McNemar", alpha, mcnemar_mde(0.5, 100, alpha=alpha))
+    graded = paired_power([0.2, 0.4, 0.6, 0.8] * 10, [0.3, 0.4, 0.5, 0.9] * 10, alpha=alpha)
+    assert graded.method == "paired t" and graded.mde == mde_t(graded.spread or 0, 40, alpha=alpha)
+
+
 def test_too_few_queries_for_any_test() -> None:
     """2 / 2^n must reach alpha: 6 non-zero differences at 0.05, 7 at 0.05/3, 9 at 0.05/10."""
     assert [too_few_to_test(n, alpha=0.05) for n in (5, 6)] == [True, False]
