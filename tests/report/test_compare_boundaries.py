@@ -76,3 +76,33 @@ def test_a_correction_it_does_not_know_is_refused() -> None:
         apply_correction(tested, "sidak", alpha=0.05)
     assert str(caught.value) == "correction must be 'holm', 'bh' or 'none', got 'sidak'"
     assert apply_correction(list[MetricComparison](), "holm", alpha=0.05) == 0
+
+
+def test_no_shared_metric_names_what_each_run_has() -> None:
+    from ragmeter.errors import InputError
+
+    left = EvalResult(
+        aggregate={"mrr": 0.5}, per_query={"q": {"mrr": 0.5}}, n_queries=1, n_scored={}, n_skipped={}
+    )
+    right = EvalResult(aggregate={}, per_query={"q": {}}, n_queries=1, n_scored={}, n_skipped={})
+    with pytest.raises(InputError) as caught:
+        compare_results(left, right)
+    assert str(caught.value) == "baseline (mrr) and candidate (no metric) share no metric: nothing to compare"
+
+
+def test_an_absolute_rule_on_a_metric_no_query_scored_names_the_rule() -> None:
+    from ragmeter.errors import ConfigError
+
+    base = EvalResult(
+        aggregate={"hit@1": 0.5, "mrr": None},
+        per_query={"q": {"hit@1": 0.5}},
+        n_queries=1,
+        n_scored={},
+        n_skipped={},
+    )
+    comparison = compare_results(base, base, n_resamples=100)
+    with pytest.raises(ConfigError) as caught:
+        check_rules(comparison, [parse_rule("mrr<0.5")])
+    assert str(caught.value) == (
+        "gate rule 'mrr<0.5': candidate has no value for mrr (no query was scored); a gate never passes on nothing"
+    )

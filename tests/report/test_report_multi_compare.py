@@ -133,6 +133,19 @@ def test_breakdown_cells_hold_the_paired_delta_of_each_group() -> None:
     assert cell.significant and "†" in render_text(mc)
 
 
+def test_breakdowns_off_tests_no_group() -> None:
+    mc = ragmeter.compare(three_runs(), names=["a", "b", "c"], n_resamples=100, breakdowns=False)
+    assert mc.breakdowns == [] and mc.breakdown_family_size == 0
+
+
+def test_values_equal_to_twelve_digits_tie_for_best() -> None:
+    def latency(value: float) -> EvalResult:
+        return result({"latency_ms": [value] * N})
+
+    mc = ragmeter.compare([latency(3000.0), latency(3000.0 + 1e-9), latency(3000.1)], names=["a", "b", "c"])
+    assert mc.rows[0].best == ["a", "b"]  # 3e-13 apart: one value, as far as a mean can tell
+
+
 def test_query_sets_and_metrics_that_differ() -> None:
     a, b, c = three_runs()
     c = c.model_copy(update={"per_query": {q: v for q, v in c.per_query.items() if q != "q00"}})
@@ -286,7 +299,12 @@ def test_gate_warns_when_a_threshold_is_below_the_mde() -> None:
     )
     assert large.warning is None
     [relative] = check_rules(comparison, [parse_rule("hit@5<-5%")])
-    assert relative.warning is not None and "a drop of 5% (" in relative.warning
+    paired = comparison.get("hit@5")
+    assert paired is not None and paired.baseline_mean is not None
+    assert (
+        relative.warning is not None
+        and f"a drop of 5% ({0.05 * paired.baseline_mean:.3g}) in" in relative.warning
+    )
 
 
 @pytest.mark.parametrize(
