@@ -187,10 +187,11 @@ ODD += ["\u2028", "\u2029", "\u202f", "\u205f", "\u3000", "\r"]
 @given(st.lists(st.sampled_from(["a", " ", "\t", "\n", "\r\n", "é", "\u200b", "\u2010", *ODD])).map("".join))
 @example("q1 a\r\nq2 b\r\n")
 @example("q1\u2009a\n")
+@example("\r")  # with the block's final newline, a line end
 def test_a_block_is_refused_exactly_when_the_readers_would_cut_elsewhere(text: str) -> None:
     # str.split() and str.splitlines() break at more than blanks and newlines: those files stay whole.
-    odd = any(ch.isspace() and ch not in " \t\n" for ch in text.replace("\r\n", "\n"))
     block = (text + "\n").encode("utf-8")
+    odd = any(ch.isspace() and ch not in " \t\n" for ch in (text + "\n").replace("\r\n", "\n"))
     if odd:
         with pytest.raises(NotSplittable):
             split_block(block, 2)
