@@ -197,3 +197,36 @@ def test_labeller_replies_are_checked() -> None:
     assert s.unscored[0].reason == "labeller 'bad' returned 9.0, not a gain in [0, 4]"
     with pytest.raises(RagmeterError, match="labeller 'short' returned 0 gains for 1 results"):
         evaluate_agentic([one_iteration("t1", [{"url": "https://a.org"}])], labeller=Short())
+
+
+def test_the_labeller_sees_every_field_of_the_most_complete_copy() -> None:
+    labeller = RecordingLabeller()
+    trace = {
+        "trace_id": "t",
+        "task": "the task",
+        "turns": [
+            {
+                "iterations": [
+                    {"searches": [{"query": "q1", "results": [{"url": "https://a.org/x", "title": "A"}]}]},
+                    {
+                        "searches": [
+                            {
+                                "query": "q2",
+                                "results": [
+                                    {
+                                        "url": "https://a.org/x/",
+                                        "id": "x-7",
+                                        "title": "A",
+                                        "snippet": "longer",
+                                    }
+                                ],
+                            }
+                        ]
+                    },
+                ]
+            }
+        ],
+    }
+    evaluate_agentic([trace], labeller=labeller)
+    [(_, [seen])] = labeller.calls
+    assert seen == UniqueResult("url:a.org/x", None, "x-7", "https://a.org/x/", "A", "longer", ("q1", "q2"))

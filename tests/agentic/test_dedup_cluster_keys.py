@@ -171,3 +171,18 @@ def test_exact_content_matches_snippets_too_short_for_a_prefix_key() -> None:
     b = m.keys(url="https://b.org/2", title="What's new in Python", snippet=snippet)
     assert a.content_candidate and a.prefix_key is None
     assert kinds(deduplicate([a, b])) == [None, "content"]
+
+
+def test_a_generic_id_that_joined_by_domain_id_does_not_pull_in_its_other_copies() -> None:
+    # The second result joins by its domain id although its generic id differs from the cluster's:
+    # a third result that has only that generic id conflicts with the cluster's first one.
+    m = KeyMaker()
+    out = deduplicate(
+        [
+            m.keys(domain_id="doi:1", generic_id="g1"),
+            m.keys(domain_id="doi:1", generic_id="g2"),
+            m.keys(generic_id="g2"),
+        ]
+    )
+    assert out.cluster == (0, 0, 1)
+    assert kinds(out) == [None, "domain_id", None]

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import hashlib
+
 import pytest
 
 from ragmeter.dedup import DedupPolicy, KeyMaker, content_key, normalise_text
@@ -23,6 +25,7 @@ from ragmeter.dedup.content_key import FIELD_SEPARATOR, digest
         ("  many\t\nspaces  ", "many spaces"),
         ("Ünïcödé, ÜNÏCÖDÉ!", "ünïcödé ünïcödé"),
         ("日本語。テスト", "日本語。テスト"),  # punctuation inside a word stays
+        ("¡Hola! 【注意】 (ok)", "hola 注意 ok"),  # non-ASCII punctuation at the edges of non-ASCII words
     ],
 )
 def test_normalise_text(text: str, normalised: str) -> None:
@@ -34,6 +37,17 @@ def test_content_keys_join_title_and_snippet_with_a_separator() -> None:
     assert content_key("Ab", "C!") == digest("ab" + FIELD_SEPARATOR + "c")
     assert content_key(None, None) == digest(FIELD_SEPARATOR)
     assert len(content_key("a", "b")) == 16
+
+
+def test_text_with_a_lone_surrogate_is_keyed_not_refused() -> None:
+    # json.loads('"\\ud800"') gives a lone surrogate: a trace may hold one; it is keyed as its UTF-8 bytes.
+    assert digest("a\ud800") == hashlib.blake2b(b"a\xed\xa0\x80", digest_size=16).digest()
+    keys = KeyMaker().keys(title="T \ud800", snippet="s")
+    assert (
+        keys.content_key
+        == digest("t \ud800" + FIELD_SEPARATOR + "s")
+        != KeyMaker().keys(title="T", snippet="s").content_key
+    )
 
 
 def test_content_needs_a_snippet_forty_characters_and_six_words() -> None:
@@ -52,6 +66,13 @@ def test_content_needs_a_snippet_forty_characters_and_six_words() -> None:
     assert not m.keys(snippet=six_words.rsplit(" ", 1)[0] + "fffffffffff").content_candidate  # five words
     assert m.keys(
         title="aaaaaaaaaa", snippet="bbbbbbbbbb cccccccccc dddddddddd eeeeeeeeee ffffffffff"
+    ).content_candidate
+    # Every word of the title counts, not only its first.
+    assert m.keys(
+        title="aaaaaaaaaa bbbbbbbbbb", snippet="cccccccccc dddddddddd eeeeeeeeee ffffffffff"
+    ).content_candidate
+    assert not m.keys(
+        title="aaaaaaaaaa", snippet="cccccccccc dddddddddd eeeeeeeeee ffffffffffffffffffff"
     ).content_candidate
 
 

@@ -75,12 +75,13 @@ def test_the_first_copy_that_carries_a_gain_sets_the_cluster_gain() -> None:
             {"url": "https://a.org/1", "gain": 3},
             {"url": "https://a.org/1", "gain": 1},  # a later copy: not counted, but noted
             {"url": "https://a.org/1", "gain": 3},  # same gain again: nothing to note
+            {"url": "https://a.org/1", "gain": 4},  # another one noted
             {"url": "https://b.org/2", "gain": 0},
         ]
     )
     out = resolve_gains(p, cluster_trace(p))
     assert gains_of(out) == [(3.0, "trace", None), (0.0, "trace", None)]
-    assert out.copies_with_other_gain == 1
+    assert out.copies_with_other_gain == 2
 
 
 def test_the_labels_file_wins_and_its_copies_are_not_compared() -> None:

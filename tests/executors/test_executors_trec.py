@@ -147,6 +147,14 @@ def test_executors_trec_a_byte_order_mark_keeps_the_first_topic_whole(tmp_path: 
     same_as_local(qrels, run, parts=(2, 3))
 
 
+def test_executors_trec_files_shorter_than_a_topic_key(tmp_path: Path) -> None:
+    # A file (or a file's last block) shorter than the 32 bytes a long topic is hashed on.
+    qrels, run = tmp_path / "q", tmp_path / "r"
+    qrels.write_text("topic-0001 0 a 1\n", encoding="utf-8")
+    run.write_text("topic-0001 Q0 a 1 1 r\n", encoding="utf-8")
+    same_as_local(qrels, run, parts=(2,))
+
+
 def test_executors_trec_split_is_by_topic_and_streams(tmp_path: Path) -> None:
     qrels, run = _tricky(tmp_path, random.Random(4), interleave=True)
     executor = LocalExecutor()

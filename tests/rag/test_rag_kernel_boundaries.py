@@ -165,15 +165,19 @@ def test_scope_miss_reasons_for_each_query_it_leaves_out() -> None:
     }
 
 
-def test_a_whole_rag_metric_on_a_trec_run_names_itself(tmp_path: Any) -> None:
+@pytest.mark.parametrize(
+    "metric",
+    ["recall_all@5", "scope_miss_rate", "attribution_hit_rate", "recency_rule_pass", "abstention_accuracy"],
+)
+def test_a_whole_rag_metric_on_a_trec_run_names_itself(tmp_path: Any, metric: str) -> None:
     from ragmeter.api import evaluate_trec
     from ragmeter.errors import MissingFieldError
 
     (tmp_path / "qrels").write_text("q 0 d 1\n", encoding="utf-8")
     (tmp_path / "run").write_text("q Q0 d 1 1.0 r\n", encoding="utf-8")
     with pytest.raises(MissingFieldError) as error:
-        evaluate_trec(tmp_path / "qrels", tmp_path / "run", metrics=["recall_all@5"])
-    assert str(error.value) == "metric recall_all@5 needs recorded outputs of a dataset (not a TREC run)"
+        evaluate_trec(tmp_path / "qrels", tmp_path / "run", metrics=[metric])
+    assert str(error.value) == f"metric {metric} needs recorded outputs of a dataset (not a TREC run)"
 
 
 @pytest.mark.parametrize(

@@ -133,6 +133,19 @@ def test_breakdown_cells_hold_the_paired_delta_of_each_group() -> None:
     assert cell.significant and "†" in render_text(mc)
 
 
+def test_breakdowns_off_tests_no_group() -> None:
+    mc = ragmeter.compare(three_runs(), names=["a", "b", "c"], n_resamples=100, breakdowns=False)
+    assert mc.breakdowns == [] and mc.breakdown_family_size == 0
+
+
+def test_values_equal_to_twelve_digits_tie_for_best() -> None:
+    def latency(value: float) -> EvalResult:
+        return result({"latency_ms": [value] * N})
+
+    mc = ragmeter.compare([latency(3000.0), latency(3000.0 + 1e-9), latency(3000.1)], names=["a", "b", "c"])
+    assert mc.rows[0].best == ["a", "b"]  # 3e-13 apart: one value, as far as a mean can tell
+
+
 def test_query_sets_and_metrics_that_differ() -> None:
     a, b, c = three_runs()
     c = c.model_copy(update={"per_query": {q: v for q, v in c.per_query.items() if q != "q00"}})
@@ -286,7 +299,31 @@ def test_gate_warns_when_a_threshold_is_below_the_mde() -> None:
     )
     assert large.warning is None
     [relative] = check_rules(comparison, [parse_rule("hit@5<-5%")])
-    assert relative.warning is not None and "a drop of 5% (" in relative.warning
+    paired = comparison.get("hit@5")
+    assert paired is not None and paired.baseline_mean is not None
+    assert (
+        relative.warning is not None
+        and f"a drop of 5% ({0.05 * paired.baseline_mean:.3g}) in" in relative.warning
+    )
+
+
+@pytest.mark.parametrize(
+    ("rule", "words"),
+    [
+        ("hit@5<-0.02", "a drop of 0.02 in hit@5"),
+        ("hit@5>-0.02", "a drop of 0.02 in hit@5"),
+        ("hit@5<+0.02", "a rise of 0.02 in hit@5"),  # fails unless it rises by 0.02
+        ("hit@5>+0.02", "a rise of 0.02 in hit@5"),
+        ("delta(hit@5)<0", "a drop in hit@5 smaller than"),  # any drop: the MDE is the bound
+        ("delta(hit@5)<=0", "a drop in hit@5 smaller than"),
+        ("delta(hit@5)>0", "a rise in hit@5 smaller than"),
+        ("delta(hit@5)>=0", "a rise in hit@5 smaller than"),
+    ],
+)
+def test_gate_warning_names_the_direction_the_rule_guards(rule: str, words: str) -> None:
+    base, cand = noisy_hits(1)
+    [outcome] = check_rules(compare_results(base, cand, n_resamples=200), [parse_rule(rule)])
+    assert outcome.warning is not None and f"with 34 questions {words}" in outcome.warning
 
 
 def test_gate_cli_prints_the_warning(tmp_path: Path, cli: Any) -> None:

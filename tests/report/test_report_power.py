@@ -102,6 +102,41 @@ def test_mcnemar_anchors() -> None:
     assert mcnemar_n(0.2, 0.124) == 100  # the MDE and the n needed are one equation, both ways
 
 
+def _connor(psi: float, delta: float) -> float:
+    za, zb = sps.norm.ppf(0.975), sps.norm.ppf(0.8)
+    return float((za * math.sqrt(psi) + zb * math.sqrt(psi - delta**2)) ** 2 / delta**2)
+
+
+@pytest.mark.parametrize(("psi", "delta"), [(0.3, 0.1), (0.5, 0.05), (0.9, 0.3), (0.2, -0.07), (0.06, 0.05)])
+def test_mcnemar_n_is_connors_formula_rounded_up(psi: float, delta: float) -> None:
+    assert mcnemar_n(psi, delta) == max(6, math.ceil(_connor(psi, delta)))
+
+
+def test_mcnemar_n_of_an_exact_fit_is_not_rounded_further() -> None:
+    # The share of discordant pairs at which Connor's formula gives exactly 200 queries for a change of 0.1.
+    psi = brentq(lambda s: _connor(s, 0.1) - 200, 0.05, 0.9, xtol=1e-15)
+    assert abs(_connor(psi, 0.1) - 200) < 1e-9
+    assert mcnemar_n(psi, 0.1) == 200
+    assert mcnemar_n(psi * (1 + 1e-6), 0.1) == 201
+
+
+def test_the_normal_approximation_never_asks_for_fewer_than_two_queries() -> None:
+    assert n_for_delta_z(0.1, 1.0) == 2  # (2.8016 * 0.1 / 1)^2 = 0.08
+    assert n_for_delta_z(0.5, 1.0) == 2  # 1.96...
+    assert n_for_delta_z(0.6, 1.0) == 3  # 2.83
+    z = sps.norm.ppf(0.975) + sps.norm.ppf(0.8)
+    assert n_for_delta_z(0.3, -0.05) == math.ceil((z * 0.3 / 0.05) ** 2)
+
+
+@pytest.mark.parametrize("alpha", [0.01, 0.05, 0.2])
+def test_the_mde_of_a_comparison_is_at_its_alpha(alpha: float) -> None:
+    base, cand = [0, 1, 1, 0] * 25, [1, 1, 0, 0] * 25  # 0/1 values: McNemar, half the queries disagree
+    binary = paired_power(base, cand, alpha=alpha)
+    assert (binary.method, binary.alpha, binary.mde) == ("McNemar", alpha, mcnemar_mde(0.5, 100, alpha=alpha))
+    graded = paired_power([0.2, 0.4, 0.6, 0.8] * 10, [0.3, 0.4, 0.5, 0.9] * 10, alpha=alpha)
+    assert graded.method == "paired t" and graded.mde == mde_t(graded.spread or 0, 40, alpha=alpha)
+
+
 def test_too_few_queries_for_any_test() -> None:
     """2 / 2^n must reach alpha: 6 non-zero differences at 0.05, 7 at 0.05/3, 9 at 0.05/10."""
     assert [too_few_to_test(n, alpha=0.05) for n in (5, 6)] == [True, False]

@@ -80,7 +80,7 @@ def test_a_sampled_p_value_is_never_zero(n_permutations: int) -> None:
     assert p == 1 / (n_permutations + 1)
 
 
-@pytest.mark.parametrize(("n", "positive"), [(17, 13), (40, 27), (300, 170)])
+@pytest.mark.parametrize(("n", "positive"), [(17, 13), (40, 27), (300, 170), (1000, 530), (1500, 780)])
 def test_differences_of_size_1_give_the_exact_binomial_tail(n: int, positive: int) -> None:
     diffs = [1.0] * positive + [-1.0] * (n - positive)
     exact = rademacher_tail(n, abs(2 * positive - n))

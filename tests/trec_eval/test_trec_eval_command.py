@@ -78,6 +78,12 @@ def test_no_summary_and_per_query_only(files: tuple[str, str], cli: Any) -> None
     assert out == "map                   \tt\t0.4500\n"
 
 
+def test_no_summary_without_per_query_prints_nothing_at_all(files: tuple[str, str], cli: Any) -> None:
+    # trec_eval 10.0 prints no line at all, not even a blank one.
+    code, out, _ = cli(["trec_eval", "-n", "-m", "map", *files])
+    assert (code, out) == (0, "")
+
+
 def test_judged_only_drops_unjudged_documents(files: tuple[str, str], cli: Any) -> None:
     code, out, _ = cli(["trec_eval", "-J", "-m", "map", "-m", "num_ret", *files])
     assert code == 0

@@ -57,3 +57,23 @@ def test_the_python_api_gives_the_same_text() -> None:
     assert report_text(report) == (ORACLE / "out.test.aq").read_text()
     assert report.topics == ["301", "302", "303"]
     assert report.run_id == "STANDARD"
+
+
+def test_a_nan_prints_as_glibc_prints_it_sign_included() -> None:
+    import dataclasses
+
+    import numpy as np
+
+    from ragmeter.evaluation.trec_eval import TrecEvalOptions, trec_eval
+    from ragmeter.report.trec_eval_text import report_text
+
+    options = TrecEvalOptions(measures=["map", "num_ret"], per_query=True)
+    report = trec_eval(ORACLE / "qrels.test", ORACLE / "results.test", options)
+    nans = np.array([np.nan, -np.nan, 0.25])
+    text = report_text(dataclasses.replace(report, per_topic={**report.per_topic, "map": nans}))
+    assert [line for line in text.splitlines() if line.startswith("map ")][:3] == [
+        "map                   \t301\t   nan",
+        "map                   \t302\t  -nan",
+        "map                   \t303\t0.2500",
+    ]
+    assert "num_ret               \t301\t500\n" in text  # counts stay whole numbers

@@ -137,12 +137,13 @@ _KEEP_BYTES = np.array([0] + [((1 << (8 * n)) - 1) << (8 * (8 - n)) for n in ran
 
 
 def _words(buf: NDArray[np.uint8], at: NDArray[np.int64], width: int) -> NDArray[np.uint8]:
-    """The ``width`` bytes from each position (zeros past the end of ``buf``)."""
+    """The ``width`` bytes from each position (zeros past the end of ``buf``, which may be shorter than ``width``)."""
     inside = at <= len(buf) - width
     out = np.zeros((len(at), width), dtype=np.uint8)
-    if bool(inside.all()):
-        return np.ascontiguousarray(sliding_window_view(buf, width)[at])
-    out[inside] = sliding_window_view(buf, width)[at[inside]]
+    if bool(inside.any()):
+        if bool(inside.all()):
+            return np.ascontiguousarray(sliding_window_view(buf, width)[at])
+        out[inside] = sliding_window_view(buf, width)[at[inside]]
     for row in np.flatnonzero(~inside).tolist():  # the last line or two of the block
         tail = buf[at[row] :]
         out[row, : len(tail)] = tail
