@@ -1,0 +1,135 @@
+"""The dedup keys of the fast path: from the reader's string codes to key codes, once per distinct string.
+
+URL keys are computed once per distinct URL and normalised texts once per distinct title or
+snippet (:mod:`ragmeter.dedup.vector_keys`); a result's keys are then codes of those (equal
+codes = equal keys), so two results share a content key exactly when their normalised titles and
+snippets are equal, as their reference digests are. Digests are computed only where a key is
+shown or handed to the reference: cluster names and boilerplate keys.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ragmeter.agentic.columnar_read import NativeColumns
+from ragmeter.dedup.keys import content_digest, prefix_digest
+from ragmeter.dedup.policy import DedupPolicy
+from ragmeter.dedup.vector_dedup import CodedKeys, Ints, dense_codes
+from ragmeter.dedup.vector_keys import normalised_texts, url_keys
+
+
+def _canonical(values: list[str | None]) -> tuple[Ints, list[str]]:
+    """Codes of equal values equal (``None`` → -1), and the distinct values by code."""
+    table: dict[str, int] = {}
+    codes = [-1 if v is None else table.setdefault(v, len(table)) for v in values]
+    return np.array(codes, np.int64), list(table)
+
+
+def _blank_to_none(values: list[str | None]) -> list[str | None]:
+    """Blank ids read as absent, as the reference reads them."""
+    return [v if v and not v.isspace() else None for v in values]
+
+
+@dataclass(frozen=True)
+class RunKeys:
+    """Key codes of every result of the scored traces, and what is needed to name a cluster."""
+
+    coded: CodedKeys
+    domain_ids: list[str]
+    generic_ids: list[str]
+    raw_generic: Ints
+    url_keys: list[str]
+    norm_texts: list[str]
+    title: Ints
+    boilerplate: frozenset[bytes]
+
+    def name(self, result: int) -> str:
+        """The name of the cluster that ``result`` founds (its strongest key), as the reference prints it."""
+        coded = self.coded
+        if coded.domain[result] >= 0:
+            return "domain:" + self.domain_ids[coded.domain[result]]
+        if self.raw_generic[result] >= 0:
+            return "id:" + self.generic_ids[self.raw_generic[result]]
+        if coded.url[result] >= 0:
+            return "url:" + self.url_keys[coded.url[result]]
+        texts = self.norm_texts
+        return "content:" + content_digest(texts[self.title[result]], texts[coded.snippet[result]]).hex()
+
+
+def run_keys(cols: NativeColumns, policy: DedupPolicy) -> RunKeys:
+    """Key codes for every result in ``cols`` (see the module docstring)."""
+    id_values = cols.ids.values
+    domain_of_id, domain_values = _canonical(_blank_to_none(id_values))
+    generic_of_id, generic_values = _canonical(_blank_to_none(id_values))
+    keys_of_urls, url_values = _canonical(
+        url_keys(cols.urls.values, tracking_names=policy.tracking_names, tracking_prefixes=policy.tracking_prefixes)
+    )
+    norm_of_text, norm_values = _canonical(normalised_texts(cols.texts.values))
+    lengths = np.array([len(t) for t in norm_values], np.int64)
+    spaces = np.array([t.count(" ") for t in norm_values], np.int64)
+    prefix_of_norm, _ = _canonical([t[: policy.prefix_chars] for t in norm_values])
+
+    trace = np.repeat(np.arange(len(cols.trace_starts) - 1), np.diff(np.frombuffer(cols.trace_starts, np.int64)))
+    domain = domain_of_id[np.frombuffer(cols.domain_id, np.int32)]
+    raw_generic = generic_of_id[np.frombuffer(cols.generic_id, np.int32)]
+    generic = np.where(domain >= 0, -1, raw_generic)
+    url = keys_of_urls[np.frombuffer(cols.url, np.int32)]
+    title = norm_of_text[np.frombuffer(cols.title, np.int32)]
+    snippet = norm_of_text[np.frombuffer(cols.snippet, np.int32)]
+    width = len(norm_values) + 1
+    content = dense_codes(title * width + snippet)
+    t_len, s_len = lengths[title], lengths[snippet]
+    words = spaces[title] + spaces[snippet] + (t_len > 0) + (s_len > 0)
+    candidate = (s_len > 0) & (t_len + s_len >= policy.min_content_chars) & (words >= policy.min_content_words)
+    with_prefix = candidate & (s_len >= policy.prefix_chars)
+    prefix = np.where(with_prefix, dense_codes(title * width + prefix_of_norm[snippet]), -1)
+
+    eligible = candidate & (url >= 0)
+    content_boilerplate = _boilerplate(content, url, eligible, policy.boilerplate_urls)
+    prefix_boilerplate = _boilerplate(prefix, url, eligible & with_prefix, policy.boilerplate_urls)
+    boilerplate = {
+        content_digest(norm_values[title[i]], norm_values[snippet[i]])
+        for i in _one_of_each(content, content_boilerplate)
+    } | {
+        prefix_digest(norm_values[title[i]], norm_values[snippet[i]], policy.prefix_chars)
+        for i in _one_of_each(prefix, prefix_boilerplate)
+    }
+    coded = CodedKeys(
+        trace=trace,
+        domain=domain,
+        generic=generic,
+        url=url,
+        content=content,
+        candidate=candidate,
+        prefix=prefix,
+        snippets=norm_values,
+        snippet=snippet,
+        content_boilerplate=content_boilerplate,
+        prefix_boilerplate=prefix_boilerplate,
+    )
+    return RunKeys(
+        coded, domain_values, generic_values, raw_generic, url_values, norm_values, title, frozenset(boilerplate)
+    )
+
+
+def _boilerplate(code: Ints, url: Ints, eligible: np.ndarray, min_urls: int) -> np.ndarray:
+    """Per result: whether its key is seen under at least ``min_urls`` distinct URL keys run-wide."""
+    where = np.flatnonzero(eligible)
+    flags = np.zeros(len(code), bool)
+    if not len(where):
+        return flags
+    width = int(url.max()) + 1
+    distinct = np.unique(code[where] * width + url[where])
+    urls_per_key = np.bincount(distinct // width, minlength=int(code.max()) + 1)
+    hit = code >= 0
+    flags[hit] = urls_per_key[code[hit]] >= min_urls
+    return flags
+
+
+def _one_of_each(code: Ints, flags: np.ndarray) -> list[int]:
+    """One result index per distinct flagged code."""
+    where = np.flatnonzero(flags)
+    return where[np.unique(code[where], return_index=True)[1]].tolist()
+

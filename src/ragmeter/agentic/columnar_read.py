@@ -1,0 +1,298 @@
+"""Reading native trace JSON Lines into columns: the fast path's reader (one trace per line).
+
+Each line is parsed by msgspec into plain objects, checked for repeated keys, and validated
+against msgspec structs that mirror :mod:`ragmeter.agentic.trace`. The results of each trace's
+last turn are then added to flat columns, with every string replaced by a code into a table of
+the distinct strings seen so far (a million results hold far fewer distinct URLs and texts).
+
+Anything this reader is not sure of — a line msgspec cannot parse or validate, a repeated key,
+an escaped colon (``\\u003a``, which defeats the repeated-key check), a blank id, a result with
+no field — is handed to the reference reader (:mod:`ragmeter.agentic.load`) for that line: it
+either accepts the line (and the reader takes its validated trace) or raises the reference's own
+one-line error, naming the file, line and field.
+
+>>> from pathlib import Path
+>>> import tempfile
+>>> line = ('{"trace_id": 7, "turns": [{"iterations": [{"searches": [{"results": '
+...         '[{"url": "https://a.org", "gain": 3}, {"title": "T", "snippet": "x"}]}]}]}]}')
+>>> with tempfile.TemporaryDirectory() as tmp:
+...     path = Path(tmp) / "t.jsonl"
+...     _ = path.write_text(line + "\\n")
+...     cols = read_columns(path)
+>>> cols.trace_ids, cols.iteration_sizes, [cols.urls.values[c] for c in cols.urls.codes]
+(['7'], [[2]], ['https://a.org', None])
+"""
+
+from __future__ import annotations
+
+import hashlib
+import itertools
+import math
+from array import array
+from collections import defaultdict
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Annotated, Any
+
+import msgspec
+
+from ragmeter.errors import InputError
+
+_Id = str | int
+_Gain = Annotated[float, msgspec.Meta(ge=0, le=4)]
+
+
+class SearchResultS(msgspec.Struct, gc=False):
+    """:class:`ragmeter.agentic.trace.SearchResult` (other fields are ignored)."""
+
+    domain_id: _Id | None = None
+    id: _Id | None = None
+    url: str | None = None
+    title: str | None = None
+    snippet: str | None = None
+    gain: _Gain | None = None
+
+
+class SearchS(msgspec.Struct, forbid_unknown_fields=True, gc=False):
+    """:class:`ragmeter.agentic.trace.Search`."""
+
+    query: str | None = None
+    tool: str | None = None
+    results: list[SearchResultS] | None = None
+    results_not_captured: str | None = None
+    span_id: str | None = None
+
+
+class IterationS(msgspec.Struct, forbid_unknown_fields=True, gc=False):
+    """:class:`ragmeter.agentic.trace.Iteration`."""
+
+    searches: list[SearchS] = []
+    metadata: dict[str, Any] = {}
+
+
+class TurnS(msgspec.Struct, forbid_unknown_fields=True, gc=False):
+    """:class:`ragmeter.agentic.trace.Turn`."""
+
+    user: str | None = None
+    iterations: list[IterationS] = []
+
+
+class ResultRefS(msgspec.Struct, forbid_unknown_fields=True, gc=False):
+    """:class:`ragmeter.agentic.trace.ResultRef` (its "names something" rule is checked by the reader)."""
+
+    domain_id: _Id | None = None
+    id: _Id | None = None
+    url: str | None = None
+
+
+class TraceS(msgspec.Struct, forbid_unknown_fields=True, gc=False):
+    """:class:`ragmeter.agentic.trace.Trace` (a blank ``trace_id`` is checked by the reader)."""
+
+    trace_id: _Id
+    turns: Annotated[list[TurnS], msgspec.Meta(min_length=1)]
+    task: str | None = None
+    good_results: list[ResultRefS] | None = None
+    metadata: dict[str, Any] = {}
+
+
+class StringTable:
+    """Distinct strings (or ids), each with a code; code 0 is ``None`` (absent).
+
+    Several code columns may share one table (titles and snippets share the texts).
+    """
+
+    def __init__(self) -> None:
+        self.index: defaultdict[Any, int] = defaultdict(itertools.count().__next__)
+        self.index[None]  # code 0
+
+    @property
+    def values(self) -> list[Any]:
+        """The distinct values in code order."""
+        return list(self.index)
+
+    def add(self, values: list[Any], codes: array[int]) -> None:
+        """Append the codes of ``values`` to ``codes``."""
+        codes.extend(map(self.index.__getitem__, values))
+
+
+def _codes() -> array[int]:
+    return array("i")
+
+
+@dataclass
+class NativeColumns:
+    """The results of the last turn of every trace in a file, as flat columns, and each trace's facts.
+
+    Per result of a scored trace (in trace order, then iteration, search and rank order): codes
+    into the string tables, the iteration number and the gain (NaN = none). Per trace: id, place,
+    status, the result count per search iteration, and its line's number, byte offset and length
+    (to read it again when the reference must score it).
+    """
+
+    path: Path
+    sha256: str = ""
+    trace_ids: list[str] = field(default_factory=list)
+    wheres: list[str] = field(default_factory=list)
+    spans: list[tuple[int, int, int]] = field(default_factory=list)
+    statuses: list[str] = field(default_factory=list)
+    reasons: list[str | None] = field(default_factory=list)
+    iteration_sizes: list[list[int]] = field(default_factory=list)
+    dropped_iterations: list[int] = field(default_factory=list)
+    earlier_turns: list[int] = field(default_factory=list)
+    has_good_results: list[bool] = field(default_factory=list)
+    ids: StringTable = field(default_factory=StringTable)
+    urls: StringTable = field(default_factory=StringTable)
+    texts: StringTable = field(default_factory=StringTable)
+    domain_id: array[int] = field(default_factory=_codes)
+    generic_id: array[int] = field(default_factory=_codes)
+    url: array[int] = field(default_factory=_codes)
+    title: array[int] = field(default_factory=_codes)
+    snippet: array[int] = field(default_factory=_codes)
+    iteration: array[int] = field(default_factory=_codes)
+    gain: array[float] = field(default_factory=lambda: array("d"))
+    trace_starts: array[int] = field(default_factory=lambda: array("q", [0]))
+
+    @property
+    def n_results(self) -> int:
+        """Results in the columns (of scored traces only)."""
+        return len(self.gain)
+
+
+_decode = msgspec.json.Decoder().decode
+_encode = msgspec.json.Encoder().encode
+_NAN = math.nan
+
+
+def _as_text(value: Any) -> Any:
+    """Ids may be JSON integers: their decimal text, as the reference models keep them."""
+    return str(value) if type(value) is int else value
+
+
+def _fast_trace(line: bytes) -> TraceS | None:
+    """The validated trace of one line, or ``None`` when the reference reader must look at it."""
+    try:
+        value = _decode(line)
+        # Every key of a line is one ':' outside strings. msgspec keeps the last of repeated keys,
+        # so the value re-encoded has fewer ':' exactly when a key was repeated (or when an escaped
+        # '\u003a' stands for a ':', which is why lines with such escapes go to the reference).
+        if line.count(b":") != _encode(value).count(b":") or b"\\u003" in line:
+            return None
+        trace = msgspec.convert(value, TraceS)
+    except (msgspec.MsgspecError, ValueError, TypeError, RecursionError):
+        return None
+    tid = trace.trace_id
+    if isinstance(tid, str) and not tid.strip():
+        return None
+    for ref in trace.good_results or ():
+        if not any(_present(v) for v in (ref.domain_id, ref.id, ref.url)):
+            return None
+    return trace
+
+
+def _present(value: Any) -> bool:
+    """Not ``None`` and not blank (the reference reads blank fields as absent)."""
+    return value is not None and (type(value) is int or not value.isspace() and value != "")
+
+
+def _lines(path: Path, digest: Any) -> Iterator[tuple[int, int, bytes]]:
+    """(line number, byte offset, raw line) of every line; ``digest`` sees every byte."""
+    offset = 0
+    try:
+        with path.open("rb") as handle:
+            for lineno, raw in enumerate(handle, start=1):
+                digest.update(raw)
+                yield lineno, offset, raw
+                offset += len(raw)
+    except OSError as exc:
+        raise InputError(f"cannot read file ({exc.strerror})", where=str(path)) from None
+
+
+def read_columns(path: Path) -> NativeColumns:
+    """Read a native JSON Lines trace file into :class:`NativeColumns` (see the module docstring).
+
+    Errors are the reference reader's, for the first bad line.
+    """
+    from ragmeter.agentic.columnar_reference import reference_trace, refuse_results
+
+    cols = NativeColumns(path)
+    digest = hashlib.sha256()
+    seen: dict[str, str] = {}
+    for lineno, offset, raw in _lines(path, digest):
+        line = raw.removesuffix(b"\n").removesuffix(b"\r")
+        if not line.strip():
+            continue
+        trace: Any = _fast_trace(line)
+        if trace is None:
+            trace = reference_trace(path, lineno, raw)
+            if trace is None:  # blank once decoded (Unicode white space)
+                continue
+        tid = _as_text(trace.trace_id)
+        where = f"{path}:{lineno}"
+        if tid in seen:
+            raise InputError(f"duplicate trace_id {tid!r} (first at {seen[tid]})", where=where)
+        seen[tid] = where
+        if not _add_trace(cols, trace, tid, where):
+            refuse_results(path, lineno, raw)
+        cols.spans.append((lineno, offset, len(raw)))
+    cols.sha256 = digest.hexdigest()
+    return cols
+
+
+def _add_trace(cols: NativeColumns, trace: Any, tid: str, where: str) -> bool:
+    """Add one trace's last turn to the columns; ``False`` (and nothing added) when a result has no field."""
+    turns = trace.turns
+    sizes: list[int] = []
+    reason: str | None = None
+    dropped = 0
+    pending: list[list[Any]] = []
+    turn_index = len(turns) - 1
+    for it_index, iteration in enumerate(turns[-1].iterations):
+        if not iteration.searches:
+            dropped += 1
+            continue
+        size = 0
+        for s_index, search in enumerate(iteration.searches):
+            results = search.results
+            if results is None:
+                if reason is None:
+                    why = search.results_not_captured or "results not recorded in the trace"
+                    place = f"turns[{turn_index}].iterations[{it_index}].searches[{s_index}]"
+                    reason = f"results not captured: iteration {len(sizes) + 1}, {place}: {why}"
+                continue
+            if results:
+                pending.append(results)
+                size += len(results)
+        sizes.append(size)
+    if not all(_has_a_field(r) for results in pending for r in results):
+        return False
+    status = "scored"
+    if reason is not None:
+        status = "results_not_captured"
+    elif not sizes:
+        status, reason = "no_search", "no search was invoked in the last turn"
+    cols.trace_ids.append(tid)
+    cols.wheres.append(where)
+    cols.statuses.append(status)
+    cols.reasons.append(reason)
+    cols.iteration_sizes.append(sizes)
+    cols.dropped_iterations.append(dropped)
+    cols.earlier_turns.append(turn_index)
+    cols.has_good_results.append(trace.good_results is not None)
+    if status == "scored":
+        for number, size in enumerate(sizes, start=1):
+            cols.iteration.extend(itertools.repeat(number, size))
+        ids, urls, texts = cols.ids, cols.urls, cols.texts
+        for results in pending:
+            ids.add([_as_text(r.domain_id) for r in results], cols.domain_id)
+            ids.add([_as_text(r.id) for r in results], cols.generic_id)
+            urls.add([r.url for r in results], cols.url)
+            texts.add([r.title for r in results], cols.title)
+            texts.add([r.snippet for r in results], cols.snippet)
+            cols.gain.extend([_NAN if r.gain is None else r.gain for r in results])
+    cols.trace_starts.append(len(cols.gain))
+    return True
+
+
+def _has_a_field(r: Any) -> bool:
+    return _present(r.url) or any(_present(v) for v in (r.domain_id, r.id, r.title, r.snippet))
