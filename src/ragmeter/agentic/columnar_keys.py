@@ -1,7 +1,7 @@
 """The dedup keys of the fast path: from the reader's string codes to key codes, once per distinct string.
 
 URL keys are computed once per distinct URL and normalised texts once per distinct title or
-snippet (:mod:`ragmeter.dedup.vector_keys`); a result's keys are then codes of those (equal
+snippet, by the reference functions; a result's keys are then codes of those (equal
 codes = equal keys), so two results share a content key exactly when their normalised titles and
 snippets are equal, as their reference digests are. Digests are computed only where a key is
 shown or handed to the reference: cluster names and boilerplate keys.
@@ -9,27 +9,33 @@ shown or handed to the reference: cluster names and boilerplate keys.
 
 from __future__ import annotations
 
+import functools
+import itertools
+import operator
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
 from ragmeter.agentic.columnar_read import NativeColumns
+from ragmeter.dedup.content_key import normalise_text
 from ragmeter.dedup.keys import content_digest, prefix_digest
 from ragmeter.dedup.policy import DedupPolicy
+from ragmeter.dedup.url_key import url_key
 from ragmeter.dedup.vector_dedup import CodedKeys, Ints, dense_codes
-from ragmeter.dedup.vector_keys import normalised_texts, url_keys
 
 
-def _canonical(values: list[str | None]) -> tuple[Ints, list[str]]:
+def _canonical(values: Sequence[str | None]) -> tuple[Ints, list[str]]:
     """Codes of equal values equal (``None`` → -1), and the distinct values by code."""
-    table: dict[str, int] = {}
-    codes = [-1 if v is None else table.setdefault(v, len(table)) for v in values]
-    return np.array(codes, np.int64), list(table)
+    distinct = list(dict.fromkeys(itertools.chain((None,), values)))
+    index = dict(zip(distinct, itertools.count(-1)))  # noqa: B905 (count is endless)
+    return np.fromiter(map(index.__getitem__, values), np.int64, len(values)), distinct[1:]  # type: ignore[return-value]
 
 
-def _blank_to_none(values: list[str | None]) -> list[str | None]:
-    """Blank ids read as absent, as the reference reads them."""
-    return [v if v and not v.isspace() else None for v in values]
+def _id_texts(values: Sequence[str | int | None]) -> list[str | None]:
+    """Ids as text (integers as their decimal text), blank ones absent, as the reference reads them."""
+    texts = [str(v) if type(v) is int else v for v in values]
+    return [v if v and not v.isspace() else None for v in texts]  # type: ignore[union-attr]
 
 
 @dataclass(frozen=True)
@@ -61,15 +67,21 @@ class RunKeys:
 def run_keys(cols: NativeColumns, policy: DedupPolicy) -> RunKeys:
     """Key codes for every result in ``cols`` (see the module docstring)."""
     id_values = cols.ids.values
-    domain_of_id, domain_values = _canonical(_blank_to_none(id_values))
-    generic_of_id, generic_values = _canonical(_blank_to_none(id_values))
-    keys_of_urls, url_values = _canonical(
-        url_keys(cols.urls.values, tracking_names=policy.tracking_names, tracking_prefixes=policy.tracking_prefixes)
+    domain_of_id, domain_values = _canonical(_id_texts(id_values))
+    generic_of_id, generic_values = _canonical(_id_texts(id_values))
+    url_of = functools.partial(
+        url_key, tracking_names=policy.tracking_names, tracking_prefixes=policy.tracking_prefixes
     )
-    norm_of_text, norm_values = _canonical(normalised_texts(cols.texts.values))
-    lengths = np.array([len(t) for t in norm_values], np.int64)
-    spaces = np.array([t.count(" ") for t in norm_values], np.int64)
-    prefix_of_norm, _ = _canonical([t[: policy.prefix_chars] for t in norm_values])
+    urls = cols.urls.values  # code 0 is None, no other
+    keys_of_urls, url_values = _canonical([None, *map(url_of, urls[1:])])
+    texts = cols.texts.values
+    norm_of_text, norm_values = _canonical(["", *map(normalise_text, texts[1:])])
+    del urls, texts
+    cols.release_strings()
+    n_norm = len(norm_values)
+    lengths = np.fromiter(map(len, norm_values), np.int64, n_norm)
+    spaces = np.fromiter(map(str.count, norm_values, itertools.repeat(" ")), np.int64, n_norm)
+    prefix_of_norm, _ = _canonical(list(map(operator.itemgetter(slice(policy.prefix_chars)), norm_values)))
 
     trace = np.repeat(np.arange(len(cols.trace_starts) - 1), np.diff(np.frombuffer(cols.trace_starts, np.int64)))
     domain = domain_of_id[np.frombuffer(cols.domain_id, np.int32)]

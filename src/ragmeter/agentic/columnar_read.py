@@ -19,7 +19,7 @@ one-line error, naming the file, line and field.
 ...     path = Path(tmp) / "t.jsonl"
 ...     _ = path.write_text(line + "\\n")
 ...     cols = read_columns(path)
->>> cols.trace_ids, cols.iteration_sizes, [cols.urls.values[c] for c in cols.urls.codes]
+>>> cols.trace_ids, cols.iteration_sizes, [cols.urls.values[c] for c in cols.url]
 (['7'], [[2]], ['https://a.org', None])
 """
 
@@ -27,15 +27,16 @@ from __future__ import annotations
 
 import hashlib
 import itertools
-import math
+import operator
 from array import array
 from collections import defaultdict
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Annotated, Any
 
 import msgspec
+import numpy as np
 
 from ragmeter.errors import InputError
 
@@ -111,7 +112,7 @@ class StringTable:
         """The distinct values in code order."""
         return list(self.index)
 
-    def add(self, values: list[Any], codes: array[int]) -> None:
+    def add(self, values: Iterable[Any], codes: array[int]) -> None:
         """Append the codes of ``values`` to ``codes``."""
         codes.extend(map(self.index.__getitem__, values))
 
@@ -153,6 +154,11 @@ class NativeColumns:
     gain: array[float] = field(default_factory=lambda: array("d"))
     trace_starts: array[int] = field(default_factory=lambda: array("q", [0]))
 
+    def release_strings(self) -> None:
+        """Let the URL and text tables go (their keys are computed; the codes stay)."""
+        self.urls = StringTable()
+        self.texts = StringTable()
+
     @property
     def n_results(self) -> int:
         """Results in the columns (of scored traces only)."""
@@ -161,7 +167,6 @@ class NativeColumns:
 
 _decode = msgspec.json.Decoder().decode
 _encode = msgspec.json.Encoder().encode
-_NAN = math.nan
 
 
 def _as_text(value: Any) -> Any:
@@ -192,7 +197,7 @@ def _fast_trace(line: bytes) -> TraceS | None:
 
 def _present(value: Any) -> bool:
     """Not ``None`` and not blank (the reference reads blank fields as absent)."""
-    return value is not None and (type(value) is int or not value.isspace() and value != "")
+    return value is not None and (type(value) is int or (not value.isspace() and value != ""))
 
 
 def _lines(path: Path, digest: Any) -> Iterator[tuple[int, int, bytes]]:
@@ -213,39 +218,43 @@ def read_columns(path: Path) -> NativeColumns:
 
     Errors are the reference reader's, for the first bad line.
     """
-    from ragmeter.agentic.columnar_reference import reference_trace, refuse_results
+    from ragmeter.agentic.columnar_reference import reference_trace
 
     cols = NativeColumns(path)
     digest = hashlib.sha256()
     seen: dict[str, str] = {}
-    for lineno, offset, raw in _lines(path, digest):
-        line = raw.removesuffix(b"\n").removesuffix(b"\r")
-        if not line.strip():
-            continue
-        trace: Any = _fast_trace(line)
-        if trace is None:
-            trace = reference_trace(path, lineno, raw)
-            if trace is None:  # blank once decoded (Unicode white space)
+    try:
+        for lineno, offset, raw in _lines(path, digest):
+            line = raw.removesuffix(b"\n").removesuffix(b"\r")
+            if not line.strip():
                 continue
-        tid = _as_text(trace.trace_id)
-        where = f"{path}:{lineno}"
-        if tid in seen:
-            raise InputError(f"duplicate trace_id {tid!r} (first at {seen[tid]})", where=where)
-        seen[tid] = where
-        if not _add_trace(cols, trace, tid, where):
-            refuse_results(path, lineno, raw)
-        cols.spans.append((lineno, offset, len(raw)))
+            trace: Any = _fast_trace(line)
+            if trace is None:
+                trace = reference_trace(path, lineno, raw)
+                if trace is None:  # blank once decoded (Unicode white space)
+                    continue
+            tid = _as_text(trace.trace_id)
+            where = f"{path}:{lineno}"
+            if tid in seen:
+                raise InputError(f"duplicate trace_id {tid!r} (first at {seen[tid]})", where=where)
+            seen[tid] = where
+            cols.spans.append((lineno, offset, len(raw)))
+            _add_trace(cols, trace, tid, where)
+    except InputError:
+        _refuse_results_without_fields(cols)  # an earlier line's error comes first
+        raise
+    _refuse_results_without_fields(cols)
     cols.sha256 = digest.hexdigest()
     return cols
 
 
-def _add_trace(cols: NativeColumns, trace: Any, tid: str, where: str) -> bool:
-    """Add one trace's last turn to the columns; ``False`` (and nothing added) when a result has no field."""
+def _add_trace(cols: NativeColumns, trace: Any, tid: str, where: str) -> None:
+    """Add one trace's facts, and the results of its last turn when it is scored."""
     turns = trace.turns
     sizes: list[int] = []
     reason: str | None = None
     dropped = 0
-    pending: list[list[Any]] = []
+    results: list[Any] = []
     turn_index = len(turns) - 1
     for it_index, iteration in enumerate(turns[-1].iterations):
         if not iteration.searches:
@@ -253,22 +262,26 @@ def _add_trace(cols: NativeColumns, trace: Any, tid: str, where: str) -> bool:
             continue
         size = 0
         for s_index, search in enumerate(iteration.searches):
-            results = search.results
-            if results is None:
+            found = search.results
+            if found is None:
                 if reason is None:
                     why = search.results_not_captured or "results not recorded in the trace"
                     place = f"turns[{turn_index}].iterations[{it_index}].searches[{s_index}]"
                     reason = f"results not captured: iteration {len(sizes) + 1}, {place}: {why}"
                 continue
-            if results:
-                pending.append(results)
-                size += len(results)
+            results += found
+            size += len(found)
         sizes.append(size)
-    if not all(_has_a_field(r) for results in pending for r in results):
-        return False
     status = "scored"
     if reason is not None:
         status = "results_not_captured"
+        if not all(map(_has_a_field, results)):
+            from ragmeter.agentic.columnar_reference import refuse_results
+
+            lineno, offset, length = cols.spans[-1]
+            with cols.path.open("rb") as handle:
+                handle.seek(offset)
+                refuse_results(cols.path, lineno, handle.read(length))
     elif not sizes:
         status, reason = "no_search", "no search was invoked in the last turn"
     cols.trace_ids.append(tid)
@@ -279,20 +292,46 @@ def _add_trace(cols: NativeColumns, trace: Any, tid: str, where: str) -> bool:
     cols.dropped_iterations.append(dropped)
     cols.earlier_turns.append(turn_index)
     cols.has_good_results.append(trace.good_results is not None)
-    if status == "scored":
+    if status == "scored" and results:
         for number, size in enumerate(sizes, start=1):
             cols.iteration.extend(itertools.repeat(number, size))
-        ids, urls, texts = cols.ids, cols.urls, cols.texts
-        for results in pending:
-            ids.add([_as_text(r.domain_id) for r in results], cols.domain_id)
-            ids.add([_as_text(r.id) for r in results], cols.generic_id)
-            urls.add([r.url for r in results], cols.url)
-            texts.add([r.title for r in results], cols.title)
-            texts.add([r.snippet for r in results], cols.snippet)
-            cols.gain.extend([_NAN if r.gain is None else r.gain for r in results])
+        cols.ids.add(map(_DOMAIN_ID, results), cols.domain_id)
+        cols.ids.add(map(_ID, results), cols.generic_id)
+        cols.urls.add(map(_URL, results), cols.url)
+        cols.texts.add(map(_TITLE, results), cols.title)
+        cols.texts.add(map(_SNIPPET, results), cols.snippet)
+        cols.gain.frombytes(np.array(list(map(_GAIN, results)), np.float64).tobytes())
     cols.trace_starts.append(len(cols.gain))
-    return True
+
+
+_DOMAIN_ID, _ID, _URL, _TITLE, _SNIPPET, _GAIN = map(
+    operator.attrgetter, ("domain_id", "id", "url", "title", "snippet", "gain")
+)
 
 
 def _has_a_field(r: Any) -> bool:
     return _present(r.url) or any(_present(v) for v in (r.domain_id, r.id, r.title, r.snippet))
+
+
+def _refuse_results_without_fields(cols: NativeColumns) -> None:
+    """Raise the reference's error for the first trace read with a result that has no field at all."""
+    present = [
+        np.array([_present(v) for v in table.values], bool)[np.frombuffer(codes, np.int32)]
+        for table, codes in (
+            (cols.ids, cols.domain_id),
+            (cols.ids, cols.generic_id),
+            (cols.urls, cols.url),
+            (cols.texts, cols.title),
+            (cols.texts, cols.snippet),
+        )
+    ]
+    bad = np.flatnonzero(~np.logical_or.reduce(present)) if cols.n_results else np.zeros(0, np.int64)
+    if not len(bad):
+        return
+    trace = int(np.searchsorted(np.frombuffer(cols.trace_starts, np.int64), bad[0], side="right")) - 1
+    from ragmeter.agentic.columnar_reference import refuse_results
+
+    lineno, offset, length = cols.spans[trace]
+    with cols.path.open("rb") as handle:
+        handle.seek(offset)
+        refuse_results(cols.path, lineno, handle.read(length))

@@ -76,6 +76,24 @@ class CodedOutcome:
     conflicts: Ints
 
 
+def arrow_ints(values: Ints) -> pa.Array:
+    """An int64 numpy array as an arrow array, without a copy (``pa.array`` would import pandas)."""
+    values = np.ascontiguousarray(values, np.int64)
+    return pa.Array.from_buffers(pa.int64(), len(values), [None, pa.py_buffer(values)])
+
+
+def numpy_ints(array: pa.Array) -> Ints:
+    """An integer arrow array without nulls as int64 numpy values (``to_numpy`` would import pandas)."""
+    width = array.type.bit_width // 8
+    values = np.frombuffer(array.buffers()[1], np.dtype(f"int{width * 8}"), len(array), array.offset * width)
+    return values.astype(np.int64)
+
+
+def _encode(values: Ints) -> Ints:
+    """Codes numbered in order of first appearance."""
+    return numpy_ints(pc.dictionary_encode(arrow_ints(values)).indices)
+
+
 def first_in_trace(trace: Ints, code: Ints) -> Ints:
     """For each result, the index of the first result of its trace with the same code (-1 if absent).
 
@@ -87,7 +105,7 @@ def first_in_trace(trace: Ints, code: Ints) -> Ints:
     if not len(where):
         return out
     combined = trace[where].astype(np.int64) * (int(code.max()) + 1) + code[where]
-    entry = pc.dictionary_encode(pa.array(combined)).indices.to_numpy().astype(np.int64)
+    entry = _encode(combined)
     new = np.empty(len(entry), bool)  # entries are numbered in order of first appearance
     new[0] = True
     new[1:] = entry[1:] > np.maximum.accumulate(entry[:-1])
@@ -104,7 +122,7 @@ def dense_codes(code: Ints) -> Ints:
     out = np.full(len(code), -1, np.int64)
     where = np.flatnonzero(code >= 0)
     if len(where):
-        out[where] = pc.dictionary_encode(pa.array(code[where])).indices.to_numpy()
+        out[where] = _encode(code[where])
     return out
 
 

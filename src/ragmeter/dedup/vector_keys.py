@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Collection, Sequence
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
@@ -35,8 +36,34 @@ _SIMPLE_URL = (
     r"(?:\?(?P<query>[!-\"$-~]*))?"  # printable ASCII, no '#' (RE2's \s is not Python's)
     r"(?:#(?P<fragment>[!-~]*))?$"
 )
-_WHITE = r"\t\n\x0b\x0c\r\x1c-\x1f "  # what str.split() splits ASCII text on
+_WHITE_CHARS = "\t\n\x0b\x0c\r\x1c\x1d\x1e\x1f "
+"""What ``str.split()`` splits ASCII text on."""
+_WHITE = r"\t\n\x0b\x0c\r\x1c-\x1f "
 _EDGE = "".join("\\" + ch if ch in "\\]^-[" else ch for ch in _ASCII_EDGE_PUNCTUATION)
+
+
+def ascii_strings(values: Sequence[str | None]) -> pa.Array:
+    """The ASCII strings of ``values`` as an arrow array; others (and ``None``) are null.
+
+    Built from buffers: ``pa.array`` and Python scalars in pyarrow calls import pandas, when it is
+    installed, which costs more than the work here.
+
+    >>> ascii_strings(["ab", None, "é", ""]).to_pylist()
+    ['ab', None, None, '']
+    """
+    kept = [v if v is not None and v.isascii() else None for v in values]
+    valid = np.fromiter((v is not None for v in kept), bool, len(kept))
+    offsets = np.zeros(len(kept) + 1, np.int64)
+    np.cumsum(np.fromiter((len(v) if v is not None else 0 for v in kept), np.int64, len(kept)), out=offsets[1:])
+    data = "".join(v for v in kept if v is not None).encode("ascii")
+    buffers = [pa.py_buffer(np.packbits(valid, bitorder="little")), pa.py_buffer(offsets), pa.py_buffer(data)]
+    return pa.Array.from_buffers(pa.large_string(), len(kept), buffers)
+
+
+def _constant(text: str, n: int) -> pa.Array:
+    """An array of ``n`` copies of an ASCII ``text`` (a pandas-free scalar)."""
+    offsets = np.arange(n + 1, dtype=np.int64) * len(text)
+    return pa.Array.from_buffers(pa.large_string(), n, [None, pa.py_buffer(offsets), pa.py_buffer(text.encode() * n)])
 
 
 def url_keys(
@@ -46,26 +73,23 @@ def url_keys(
     tracking_prefixes: tuple[str, ...] = TRACKING_PARAM_PREFIXES,
 ) -> list[str | None]:
     """:func:`~ragmeter.dedup.url_key.url_key` of each URL (``None`` stays ``None``)."""
-    if not urls:
-        return []
-    parts = pc.extract_regex(pa.array(urls, pa.string()), _SIMPLE_URL)
-    host = parts.field("host")
-    path = parts.field("path")
-    host = pc.utf8_lower(pc.replace_substring_regex(host, r"\.+$", ""))
+    n = len(urls)
+    parts = pc.extract_regex(ascii_strings(urls), _SIMPLE_URL)
+    host = pc.utf8_lower(pc.replace_substring_regex(parts.field("host"), r"\.+$", ""))
     host = pc.replace_substring_regex(host, r"^www\.(.*\..*)$", r"\1")
+    path = parts.field("path")
     # else no match, or dot segments or '//' in the path (the reference resolves them)
     plain = pc.and_not(pc.is_valid(parts), pc.or_(pc.match_substring(path, "/."), pc.match_substring(path, "//")))
-    path = pc.replace_substring_regex(path, r"/+$", "")
-    path = pc.if_else(pc.equal(path, ""), "/", path)
+    path = pc.replace_substring_regex(pc.replace_substring_regex(path, r"^(.+?)/+$", r"\1"), "^$", "/")
     query = _queries(parts.field("query"), tracking_names, tracking_prefixes)
-    fragment = parts.field("fragment")
-    fragment = pc.if_else(pc.starts_with(fragment, "!"), pc.binary_join_element_wise("#", fragment, ""), "")
-    keys = pc.binary_join_element_wise(host, path, query, fragment, "")
-    keys = pc.if_else(plain, keys, None).to_pylist()
-    for i, key in enumerate(keys):
+    fragment = pc.replace_substring_regex(parts.field("fragment"), "^([^!].*)?$", "")
+    fragment = pc.replace_substring_regex(fragment, "^(!.*)$", r"#\1")
+    keys = pc.binary_join_element_wise(host, path, query, fragment, _constant("", n))
+    out: list[str | None] = pc.if_else(plain, keys, pa.nulls(n, pa.large_string())).to_pylist()
+    for i, key in enumerate(out):
         if key is None and urls[i] is not None:
-            keys[i] = url_key(urls[i], tracking_names=tracking_names, tracking_prefixes=tracking_prefixes)
-    return keys
+            out[i] = url_key(urls[i], tracking_names=tracking_names, tracking_prefixes=tracking_prefixes)
+    return out
 
 
 def _queries(query: pa.Array, names: Collection[str], prefixes: tuple[str, ...]) -> pa.Array:
@@ -75,20 +99,16 @@ def _queries(query: pa.Array, names: Collection[str], prefixes: tuple[str, ...])
     for text in distinct.to_pylist():
         q = _normalise_query(text, names, prefixes) if text else ""
         normalised.append("?" + q if q else "")
-    return pc.take(pa.array(normalised, pa.string()), pc.index_in(query, value_set=distinct))
+    return pc.take(ascii_strings(normalised), pc.index_in(query, value_set=distinct))
 
 
 def normalised_texts(texts: Sequence[str | None]) -> list[str]:
     """:func:`~ragmeter.dedup.content_key.normalise_text` of each text (``None`` reads as ``""``)."""
-    if not texts:
-        return []
-    array = pa.array(texts, pa.string())
-    simple = pc.and_(pc.string_is_ascii(array), pc.invert(pc.match_substring(array, "&")))
-    text = pc.replace_substring_regex(array, "(?s)" + _TAG.pattern, " ")
-    text = pc.ascii_lower(text)
-    text = pc.replace_substring_regex(text, f"^[{_WHITE}{_EDGE}]+|[{_WHITE}{_EDGE}]+$", "")
+    simple = ascii_strings([t if t is not None and "&" not in t else None for t in texts])
+    text = pc.replace_substring_regex(simple, "(?s)" + _TAG.pattern, " ")
+    text = pc.ascii_trim(pc.ascii_lower(text), _WHITE_CHARS + _ASCII_EDGE_PUNCTUATION)
     text = pc.replace_substring_regex(text, f"[{_EDGE}]*(?:[{_WHITE}]+[{_EDGE}]*)+", " ")
-    out: list[str | None] = pc.if_else(pc.fill_null(simple, True), pc.fill_null(text, ""), None).to_pylist()
+    out: list[str | None] = text.to_pylist()
     for i, value in enumerate(out):
         if value is None:
             out[i] = normalise_text(texts[i] or "")
