@@ -72,12 +72,17 @@ def run_keys(cols: NativeColumns, policy: DedupPolicy) -> RunKeys:
     url_of = functools.partial(
         url_key, tracking_names=policy.tracking_names, tracking_prefixes=policy.tracking_prefixes
     )
-    urls = cols.urls.values  # code 0 is None, no other
-    keys_of_urls, url_values = _canonical([None, *map(url_of, urls[1:])])
-    texts = cols.texts.values
-    norm_of_text, norm_values = _canonical(["", *map(normalise_text, texts[1:])])
+    # Each distinct string is replaced by its key as it is done, so the two never all coexist.
+    urls = cols.urls.take()  # code 0 is None, no other
+    for i in range(1, len(urls)):
+        urls[i] = url_of(urls[i])
+    keys_of_urls, url_values = _canonical(urls)
+    texts = cols.texts.take()
+    texts[0] = ""
+    for i in range(1, len(texts)):
+        texts[i] = normalise_text(texts[i])
+    norm_of_text, norm_values = _canonical(texts)
     del urls, texts
-    cols.release_strings()
     n_norm = len(norm_values)
     lengths = np.fromiter(map(len, norm_values), np.int64, n_norm)
     spaces = np.fromiter(map(str.count, norm_values, itertools.repeat(" ")), np.int64, n_norm)

@@ -112,6 +112,12 @@ class StringTable:
         """The distinct values in code order."""
         return list(self.index)
 
+    def take(self) -> list[Any]:
+        """The distinct values in code order; the table is emptied (its memory is the caller's now)."""
+        values = list(self.index)
+        self.index.clear()
+        return values
+
     def add(self, values: Iterable[Any], codes: array[int]) -> None:
         """Append the codes of ``values`` to ``codes``."""
         codes.extend(map(self.index.__getitem__, values))
@@ -153,11 +159,6 @@ class NativeColumns:
     iteration: array[int] = field(default_factory=_codes)
     gain: array[float] = field(default_factory=lambda: array("d"))
     trace_starts: array[int] = field(default_factory=lambda: array("q", [0]))
-
-    def release_strings(self) -> None:
-        """Let the URL and text tables go (their keys are computed; the codes stay)."""
-        self.urls = StringTable()
-        self.texts = StringTable()
 
     @property
     def n_results(self) -> int:
