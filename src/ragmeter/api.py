@@ -26,7 +26,6 @@ from ragmeter.config import RagmeterConfig
 from ragmeter.errors import RagmeterError
 from ragmeter.evaluation.arguments import (
     DEFAULT_DATASET_METRICS,
-    DEFAULT_TREC_METRICS,
     check_k,
     check_level,
     load_settings,
@@ -42,11 +41,9 @@ from ragmeter.evaluation.dataset_inputs import (
     located,
 )
 from ragmeter.evaluation.query_details import query_views, rag_sections
-from ragmeter.io.digests import file_sha256, hash_in_background
-from ragmeter.io.trec import read_qrels, read_run
+from ragmeter.evaluation.trec import trec_result_fields
 from ragmeter.matching.anchors import match_anchors, merged_tables
 from ragmeter.matching.ids import match_ids
-from ragmeter.matching.trec import match_trec
 from ragmeter.metrics.inputs import ScoringInput
 from ragmeter.metrics.rag_defaults import default_metrics
 from ragmeter.metrics.records import RagBatch
@@ -308,32 +305,14 @@ def evaluate_trec(
     as 0); ``trec_compat`` averages topics without relevant documents in as 0,
     as trec_eval does, instead of skipping them.
     """
-    check_k(k)
-    check_level(relevance_level)
-    cfg, cfg_path = load_settings(config)
-    started = time.perf_counter()
-    resolved = resolve_metrics(metrics or cfg.metrics.retrieval.metrics or list(DEFAULT_TREC_METRICS))
-    hash_in_background((qrels, run))  # for the provenance, on another core (the CLI started it earlier)
-    q = read_qrels(qrels)
-    r = read_run(run, qrels=q)
-    matched = match_trec(q, r, complete=complete)
-    level = relevance_level if relevance_level is not None else cfg.metrics.retrieval.relevance_level
-    inp = ScoringInput.from_table(matched.table, relevance_level=level)
-    default_k = k if k is not None else cfg.metrics.retrieval.default_k
-    scored = score_metrics(resolved, inp, default_k=default_k, trec_compat=trec_compat)
-    provenance = base_provenance(
-        cfg_path, k=k, default_k=default_k, relevance_level=level, complete=complete, trec_compat=trec_compat
-    ) | {
-        "inputs": {
-            "qrels": {"path": str(qrels), "sha256": file_sha256(qrels)},
-            "run": {"path": str(run), "sha256": file_sha256(run)},
-        },
-        "elapsed_seconds": round(time.perf_counter() - started, 6),
-    }
-    return assemble_result(
-        matched.table.query_ids,
-        scored,
-        warnings=matched.warnings,
-        provenance=provenance,
-        n_missing_output=len(matched.missing_topics) if complete else 0,
+    fields = trec_result_fields(
+        qrels,
+        run,
+        metrics=metrics,
+        k=k,
+        relevance_level=relevance_level,
+        complete=complete,
+        trec_compat=trec_compat,
+        config=config,
     )
+    return EvalResult(**fields)

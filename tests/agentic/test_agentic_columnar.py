@@ -169,7 +169,10 @@ def test_vectorised_dedup_matches_the_reference_per_result(
         expected = deduplicate(p.keys, policy=policy, boilerplate=boilerplate)
         mine = outcome.cluster[starts[t] : starts[t + 1]]
         assert (mine - (mine.min() if len(mine) else 0)).tolist() == list(expected.cluster)
-        kinds = [None if m == 0 else ("domain_id", "generic_id", "url", "content")[m - 1] for m in outcome.match[starts[t] : starts[t + 1]]]
+        kinds = [
+            None if m == 0 else ("domain_id", "generic_id", "url", "content")[m - 1]
+            for m in outcome.match[starts[t] : starts[t + 1]]
+        ]
         assert kinds == [None if m is None else str(m) for m in expected.match]
 
 
@@ -189,7 +192,9 @@ def test_ids_that_disagree_are_deduplicated_by_the_reference(tmp_path: Path) -> 
     assert _json(evaluate_agentic(path)) == _json(evaluate_agentic(path, engine="reference"))
 
 
-OK = '{"trace_id": "t1", "turns": [{"iterations": [{"searches": [{"results": [{"url": "https://a.org"}]}]}]}]}'
+OK = (
+    '{"trace_id": "t1", "turns": [{"iterations": [{"searches": [{"results": [{"url": "https://a.org"}]}]}]}]}'
+)
 BAD_LINES = [
     OK.replace('"results"', '"hits"'),
     OK.replace('"url": "https://a.org"', '"url": "https://a.org", "gain": 5'),

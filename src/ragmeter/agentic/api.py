@@ -108,7 +108,9 @@ def _reference(
     labeller: GainLabeller | None,
     good_threshold: float,
     details: bool,
-) -> tuple[list[PreparedTrace], list[TraceScore], dict[str, Any], dict[str, list[Label]], dict[str, Any] | None, int]:
+) -> tuple[
+    list[PreparedTrace], list[TraceScore], dict[str, Any], dict[str, list[Label]], dict[str, Any] | None, int
+]:
     """The record-at-a-time path: load → validate → prepare → dedup → gains → score, trace by trace."""
     loaded, trace_source = _load(traces, trace_format, search_tools)
     labels_by_trace, labels_source = _labels(labels, keys)

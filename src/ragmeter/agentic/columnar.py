@@ -54,7 +54,9 @@ def columnar_applies(path: Path, trace_format: str) -> bool:
         value = msgspec.json.decode(first)
     except (msgspec.MsgspecError, RecursionError):
         return False
-    return isinstance(value, dict) and (trace_format == "native" or ("turns" in value and "trace_id" in value))
+    return isinstance(value, dict) and (
+        trace_format == "native" or ("turns" in value and "trace_id" in value)
+    )
 
 
 @dataclass(frozen=True)

@@ -28,7 +28,7 @@ from ragmeter.dedup.vector_dedup import CodedKeys, Ints, dense_codes
 def _canonical(values: Sequence[str | None]) -> tuple[Ints, list[str]]:
     """Codes of equal values equal (``None`` → -1), and the distinct values by code."""
     distinct = list(dict.fromkeys(itertools.chain((None,), values)))
-    index = dict(zip(distinct, itertools.count(-1)))  # noqa: B905 (count is endless)
+    index = dict(zip(distinct, itertools.count(-1)))  # count is endless: no strict=
     return np.fromiter(map(index.__getitem__, values), np.int64, len(values)), distinct[1:]  # type: ignore[return-value]
 
 
@@ -88,7 +88,9 @@ def run_keys(cols: NativeColumns, policy: DedupPolicy) -> RunKeys:
     spaces = np.fromiter(map(str.count, norm_values, itertools.repeat(" ")), np.int64, n_norm)
     prefix_of_norm, _ = _canonical(list(map(operator.itemgetter(slice(policy.prefix_chars)), norm_values)))
 
-    trace = np.repeat(np.arange(len(cols.trace_starts) - 1), np.diff(np.frombuffer(cols.trace_starts, np.int64)))
+    trace = np.repeat(
+        np.arange(len(cols.trace_starts) - 1), np.diff(np.frombuffer(cols.trace_starts, np.int64))
+    )
     domain = domain_of_id[np.frombuffer(cols.domain_id, np.int32)]
     raw_generic = generic_of_id[np.frombuffer(cols.generic_id, np.int32)]
     generic = np.where(domain >= 0, -1, raw_generic)
@@ -99,7 +101,9 @@ def run_keys(cols: NativeColumns, policy: DedupPolicy) -> RunKeys:
     content = dense_codes(title * width + snippet)
     t_len, s_len = lengths[title], lengths[snippet]
     words = spaces[title] + spaces[snippet] + (t_len > 0) + (s_len > 0)
-    candidate = (s_len > 0) & (t_len + s_len >= policy.min_content_chars) & (words >= policy.min_content_words)
+    candidate = (
+        (s_len > 0) & (t_len + s_len >= policy.min_content_chars) & (words >= policy.min_content_words)
+    )
     with_prefix = candidate & (s_len >= policy.prefix_chars)
     prefix = np.where(with_prefix, dense_codes(title * width + prefix_of_norm[snippet]), -1)
 
@@ -127,7 +131,14 @@ def run_keys(cols: NativeColumns, policy: DedupPolicy) -> RunKeys:
         prefix_boilerplate=prefix_boilerplate,
     )
     return RunKeys(
-        coded, domain_values, generic_values, raw_generic, url_values, norm_values, title, frozenset(boilerplate)
+        coded,
+        domain_values,
+        generic_values,
+        raw_generic,
+        url_values,
+        norm_values,
+        title,
+        frozenset(boilerplate),
     )
 
 
@@ -149,4 +160,3 @@ def _one_of_each(code: Ints, flags: np.ndarray) -> list[int]:
     """One result index per distinct flagged code."""
     where = np.flatnonzero(flags)
     return where[np.unique(code[where], return_index=True)[1]].tolist()
-

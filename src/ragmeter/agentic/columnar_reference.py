@@ -31,7 +31,9 @@ def reference_trace(path: Path, lineno: int, raw: bytes) -> Trace | None:
     try:
         line = raw.decode("utf-8-sig" if lineno == 1 else "utf-8")
     except UnicodeDecodeError as exc:
-        raise InputError(f"not UTF-8 text (byte {exc.start + 1} of the line)", where=f"{path}:{lineno}") from None
+        raise InputError(
+            f"not UTF-8 text (byte {exc.start + 1} of the line)", where=f"{path}:{lineno}"
+        ) from None
     if not line.strip():
         return None
     return validate_trace_json(line, where=f"{path}:{lineno}")

@@ -155,9 +155,7 @@ def resolve_gains(
     >>> [g.gain for g in resolve_gains(p, cluster_trace(p), labels=(), labeller=Fixed()).gains]
     [3.0, None]
     """
-    out = TraceGains(
-        gains=[ClusterGain(None, "none", NO_GAIN)] * clusters.n
-    )
+    out = TraceGains(gains=[ClusterGain(None, "none", NO_GAIN)] * clusters.n)
     from_labels = _from_labels(clusters, labels, out)
     for cluster, label in from_labels.items():
         reason = (

@@ -68,8 +68,11 @@ class CodedKeys:
 
 @dataclass(frozen=True)
 class CodedOutcome:
-    """Cluster of each result (numbered run-wide in order of first occurrence), how it matched, and
-    the traces the reference must deduplicate instead (their clusters here are not to be used)."""
+    """Cluster of each result, how it matched, and the traces the reference must deduplicate instead.
+
+    Clusters are numbered run-wide in order of first occurrence; the clusters of the traces in
+    ``conflicts`` are not to be used.
+    """
 
     cluster: Ints
     match: npt.NDArray[np.int8]
@@ -144,7 +147,13 @@ def deduplicate_coded(keys: CodedKeys, *, prefix_chars: int) -> CodedOutcome:
     offer(keys.url >= 0, first_in_trace(trace, keys.url), _URL)
     offer(keys.candidate & ~keys.content_boilerplate, first_in_trace(trace, keys.content), _CONTENT)
     first_prefix = first_in_trace(trace, keys.prefix)
-    maybe = keys.candidate & ~keys.prefix_boilerplate & (parent < 0) & (first_prefix >= 0) & (first_prefix < index)
+    maybe = (
+        keys.candidate
+        & ~keys.prefix_boilerplate
+        & (parent < 0)
+        & (first_prefix >= 0)
+        & (first_prefix < index)
+    )
     snippets, snippet = keys.snippets, keys.snippet
     for i in np.flatnonzero(maybe).tolist():
         j = int(first_prefix[i])

@@ -12,10 +12,14 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from ragmeter.config import RagmeterConfig, load_config
+from ragmeter.config_defaults import CONFIG_FILENAME, FALLBACK_K
 from ragmeter.errors import ConfigError
 from ragmeter.metrics.registry import ResolvedMetric, resolve_metric
+
+if TYPE_CHECKING:
+    from ragmeter.config import RagmeterConfig
 
 DEFAULT_DATASET_METRICS = ("hit", "recall@k", "mrr", "ndcg")
 DEFAULT_TREC_METRICS = ("map", "mrr", "ndcg", "precision", "recall@k", "r-precision")
@@ -51,6 +55,25 @@ def load_settings(
     config: RagmeterConfig | str | Path | None,
 ) -> tuple[RagmeterConfig, Path | None]:
     """The config given, or the one read from a file (or found): the config and its path."""
+    from ragmeter.config import RagmeterConfig, load_config  # pydantic: only when there is a config
+
     if isinstance(config, RagmeterConfig):
         return config, None
     return load_config(config)
+
+
+RetrievalSettings = tuple[list[str] | None, float | None, int]
+"""``metrics.retrieval``: the metrics, the relevance level and the default cutoff."""
+
+
+def retrieval_settings(config: RagmeterConfig | str | Path | None) -> tuple[RetrievalSettings, Path | None]:
+    """The ranking metrics' settings from the config, and the config file (the models load only if there is one).
+
+    >>> retrieval_settings(None)[0] == (None, None, FALLBACK_K) or Path(CONFIG_FILENAME).is_file()
+    True
+    """
+    if config is None and not (Path.cwd() / CONFIG_FILENAME).is_file():
+        return (None, None, FALLBACK_K), None
+    cfg, path = load_settings(config)
+    retrieval = cfg.metrics.retrieval
+    return (retrieval.metrics, retrieval.relevance_level, retrieval.default_k), path
