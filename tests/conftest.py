@@ -9,6 +9,8 @@ from typing import Any
 
 import pytest
 
+pytest_plugins = ["pytester"]  # tests of ragmeter's own pytest plugin
+
 _original_connect = socket.socket.connect
 _original_connect_ex = socket.socket.connect_ex
 

@@ -14,9 +14,10 @@ __version__ = "0.1.0"
 
 if TYPE_CHECKING:
     from ragmeter.api import evaluate, evaluate_trec
+    from ragmeter.harness.in_process import run
     from ragmeter.results import EvalResult
 
-__all__ = ["EvalResult", "__version__", "evaluate", "evaluate_trec"]
+__all__ = ["EvalResult", "__version__", "evaluate", "evaluate_trec", "run"]
 
 
 def __getattr__(name: str) -> Any:
@@ -25,6 +26,10 @@ def __getattr__(name: str) -> Any:
         from ragmeter import api
 
         return getattr(api, name)
+    if name == "run":
+        from ragmeter.harness.in_process import run
+
+        return run
     if name == "EvalResult":
         from ragmeter.results import EvalResult
 

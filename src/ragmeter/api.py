@@ -107,7 +107,8 @@ def evaluate(
     cfg, cfg_path = load_settings(config)
     started = time.perf_counter()
     samples, sources = load_samples(dataset)
-    outs, out_sources, where_of = load_outputs(outputs, samples)
+    dataset_where = sources["dataset"]["path"] or "dataset"
+    outs, out_sources, where_of = load_outputs(outputs, samples, dataset_where=dataset_where)
     try:
         return _evaluate_loaded(
             samples,

@@ -1,8 +1,8 @@
 """Project configuration: ``--config PATH`` or ``ragmeter.yaml`` in the working directory.
 
 Every key is checked: a misspelt section or setting is an error that names the
-right one, never silently ignored. The ``judge:`` block is validated by the
-judges (:mod:`ragmeter.judges`) when a judge is used.
+right one, never silently ignored. The ``judge:`` block is checked by the judges'
+own model (:mod:`ragmeter.judges.config`) when the file is read.
 
 >>> cfg = RagmeterConfig.model_validate({"metrics": {"retrieval": {"default_k": 10}}})
 >>> cfg.metrics.retrieval.default_k
@@ -82,7 +82,10 @@ def load_config(
         path = candidate
     path = Path(path)
     if not path.is_file():
-        raise ConfigError("config file not found", where=str(path))
+        raise ConfigError(
+            "is a directory, expected a config file" if path.is_dir() else "config file not found",
+            where=str(path),
+        )
     data = read_structured(path)
     if data is None:
         data = {}
@@ -91,6 +94,11 @@ def load_config(
     from pydantic import ValidationError
 
     try:
-        return RagmeterConfig.model_validate(data), path
+        cfg = RagmeterConfig.model_validate(data)
     except ValidationError as exc:
         raise ConfigError(describe_validation_error(exc, RagmeterConfig), where=str(path)) from None
+    if cfg.judge is not None:  # a typo in the judge: block is an error whichever command reads the file
+        from ragmeter.judges.config import check_judge_settings
+
+        check_judge_settings(cfg.judge, where=f"{path}: judge")
+    return cfg, path

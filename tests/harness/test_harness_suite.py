@@ -63,7 +63,7 @@ def test_harness_suite_defaults_and_paths(tmp_path: Path, monkeypatch: pytest.Mo
         (GOOD + "timeout_seconds: -1\n", "{path}:9: timeout_seconds: Input should be greater than 0"),
         (
             GOOD.replace("type: http", "type: htp"),
-            "{path}:4: system.type: unknown system type 'htp' (expected one of: http, python, builtin)",
+            "{path}:4: system.type: unknown system type 'htp' (expected one of: http, python, builtin, langchain, llamaindex, haystack, dspy)",
         ),
         (
             GOOD.replace("  url: http://127.0.0.1:9/ask\n", ""),
@@ -127,10 +127,26 @@ def test_harness_suite_missing_file(tmp_path: Path, cli: Any) -> None:
     assert _run_error(path, cli) == f"Error: {path}: file not found"
 
 
-def test_harness_suite_judge_block_passes_through(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_harness_suite_judge_block_is_kept_as_written(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv("RAG_TEST_KEY", "k")
-    loaded = load_suite(_suite(tmp_path, GOOD + "judge:\n  model: any\n  anything: [1, 2]\n"))
-    assert loaded.suite.judge == {"model": "any", "anything": [1, 2]}
+    block = "judge:\n  base_url: http://127.0.0.1:9/v1\n  model: any\n"
+    loaded = load_suite(_suite(tmp_path, GOOD + block))
+    assert loaded.suite.judge == {"base_url": "http://127.0.0.1:9/v1", "model": "any"}
+
+
+def test_harness_suite_judge_block_is_checked_when_the_suite_loads(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A typo in judge: was found only after every question had been asked."""
+    monkeypatch.setenv("RAG_TEST_KEY", "k")
+    path = _suite(tmp_path, GOOD + "judge:\n  base_url: http://127.0.0.1:9/v1\n  model: any\n  anything: 1\n")
+    line = GOOD.count("\n") + 4
+    with pytest.raises(
+        ConfigError, match=rf"suite.yaml:{line}: judge.anything: unknown setting \(known: base_url"
+    ):
+        load_suite(path)
 
 
 def test_harness_suite_get_with_body_is_rejected(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -174,4 +174,7 @@ def test_corrupt_cache_is_a_config_error(tmp_path, capsys) -> None:
     with pytest.raises(SystemExit) as done:
         main(["cache", "stats", "--path", str(bad)])
     assert done.value.code == 2
-    assert capsys.readouterr().err.startswith(f"Error: {bad}: cannot open the judge cache")
+    assert (
+        capsys.readouterr().err
+        == f"Error: {bad}: not a SQLite database, so not a ragmeter judge cache; give another path\n"
+    )

@@ -95,7 +95,8 @@ def test_valid_registry_prepares_seeded_pools(tmp_path: Path) -> None:
             "benchmarks[0].questions[0].test_files",
             "needs test_files",
         ),
-        ({"benchmarks__0__colour": "red"}, "benchmarks[0].colour", "Extra inputs are not permitted"),
+        ({"benchmarks__0__colour": "red"}, "benchmarks[0].colour", r"unknown key \(known: name, description"),
+        ({"benchmarks__0__corpuss": "std"}, "benchmarks[0].corpuss", "unknown key; did you mean 'corpus'"),
         (
             {"solver": {"kind": "llm", "base_url": "http://127.0.0.1:1/v1", "model": "m", "temperature": 0}},
             "solver.temperature",

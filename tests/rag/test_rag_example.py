@@ -135,9 +135,8 @@ def test_json_and_per_query_lines(
         "answerable": True,
     }
     assert lines[9]["answerable"] is False and lines[9]["metrics"]["abstention_accuracy"] == 1.0
-    assert (
-        lines[12]["unscored"]["false_abstention_rate"]
-        == "no 'abstained' field (judge fallback not configured)"
+    assert (  # q-13's call failed: neither an answer nor an abstention
+        lines[12]["unscored"]["false_abstention_rate"] == "no answer: the call failed"
     )
 
 

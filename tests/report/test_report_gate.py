@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import re
 import xml.etree.ElementTree as ET
 from pathlib import Path
 from typing import Any
@@ -164,3 +165,117 @@ def test_assert_no_regression_reads_result_folders(tmp_path: Path) -> None:
     assert_no_regression(base, base, rules=["ndcg@10<-0.02"])
     with pytest.raises(AssertionError, match=r"FAIL: ndcg@10 changed by -0.1000"):
         assert_no_regression(base, cand, rules=["ndcg@10<-0.02"])
+
+
+# -- metrics that exist only as totals (an error rate, a cost total) -------------------------------------
+
+PAIRED = {"q1": {"mrr": 0.5}, "q2": {"mrr": 1.0}}
+
+
+def totals_comparison(base: dict[str, float | None], cand: dict[str, float | None]) -> Any:
+    """Runs whose per-query rows hold only mrr; ``base``/``cand`` are totals with no per-query values."""
+    return compare_results(make_result(PAIRED, base), make_result(PAIRED, cand), n_resamples=200)
+
+
+@pytest.mark.parametrize(
+    ("base", "cand", "rule", "value"),
+    [
+        # exact binary fractions: a flipped sign, a ratio to the candidate or a missed fallback all differ
+        (0.25, 0.75, "error_rate>+0.1", 0.5),
+        (0.5, 0.125, "error_rate<-0.1", -0.375),
+        (0.25, 0.75, "error_rate>+10%", 2.0),  # (0.75 - 0.25) / 0.25; over the candidate: 0.667
+        (0.5, 0.125, "error_rate<-10%", -0.75),  # (0.125 - 0.5) / 0.5; over the candidate: -3
+        (2.0, 3.0, "delta(cost_usd)>=1", 1.0),
+    ],
+)
+def test_a_totals_only_metric_changes_by_its_totals(
+    base: float, cand: float, rule: str, value: float
+) -> None:
+    metric = parse_rule(rule).metric
+    comparison = totals_comparison({metric: base}, {metric: cand})
+    assert comparison.totals_only == [metric]
+    [outcome] = check_rules(comparison, [parse_rule(rule)])
+    assert outcome.value == value
+    assert outcome.failed
+
+
+def test_a_totals_only_change_below_its_threshold_passes_and_the_reason_says_by_how_much() -> None:
+    comparison = totals_comparison({"error_rate": 0.25}, {"error_rate": 0.375})
+    [worse, better] = check_rules(comparison, [parse_rule("error_rate>+0.25"), parse_rule("error_rate<-0.1")])
+    assert (worse.value, worse.failed) == (0.125, False)
+    assert worse.reason == "ok: error_rate changed by +0.1250 [error_rate>+0.25]"
+    assert (better.value, better.failed) == (0.125, False)
+
+
+def test_alpha_does_not_excuse_a_totals_only_rule() -> None:
+    """No per-query values, no significance test: the threshold alone decides, and the reason says so."""
+    comparison = totals_comparison({"error_rate": 0.25}, {"error_rate": 0.75})
+    [outcome] = check_rules(comparison, [parse_rule("error_rate>+0.1")], alpha=0.05)
+    assert outcome.failed and outcome.value == 0.5
+    assert "totals only" in outcome.reason
+
+
+@pytest.mark.parametrize(
+    ("base", "cand", "rule", "message"),
+    [
+        ({}, {"error_rate": 0.5}, "error_rate>+0.1", "baseline has no total for error_rate"),
+        (
+            {"error_rate": 0.5},
+            {"error_rate": None},
+            "error_rate>+0.1",
+            "candidate has no total for error_rate",
+        ),
+        ({"error_rate": float("nan")}, {"error_rate": 0.5}, "error_rate>+0.1", "baseline has a total of nan"),
+        (
+            {"error_rate": 0.5},
+            {"error_rate": float("inf")},
+            "error_rate<-0.1",
+            "candidate has a total of inf",
+        ),
+        ({"error_rate": 0.0}, {"error_rate": 0.5}, "error_rate>+10%", "from a baseline error_rate of 0"),
+    ],
+)
+def test_a_totals_only_rule_without_two_finite_totals_is_an_error(
+    base: dict[str, float | None], cand: dict[str, float | None], rule: str, message: str
+) -> None:
+    comparison = totals_comparison(base, cand)
+    with pytest.raises(ConfigError, match=re.escape(message)):
+        check_rules(comparison, [parse_rule(rule)])
+
+
+def test_a_totals_only_rule_needs_shared_queries() -> None:
+    comparison = totals_comparison({"error_rate": 0.25}, {"error_rate": 0.75}).model_copy(
+        update={"n_shared_queries": 0}
+    )
+    with pytest.raises(ConfigError, match="share no query"):
+        check_rules(comparison, [parse_rule("error_rate>+0.1")])
+
+
+def test_a_metric_with_per_query_values_changes_over_the_paired_queries_only() -> None:
+    """The totals differ by 2/3 (q3 is only in the baseline); the paired change is exactly 0.5."""
+    base = make_result({"q1": {"mrr": 0.5}, "q2": {"mrr": 0.5}, "q3": {"mrr": 0.0}})
+    cand = make_result({"q1": {"mrr": 1.0}, "q2": {"mrr": 1.0}})
+    comparison = compare_results(base, cand, n_resamples=200)
+    assert comparison.totals_only == []
+    [delta, relative] = check_rules(comparison, [parse_rule("mrr>+0.1"), parse_rule("mrr>+10%")])
+    assert (delta.value, relative.value) == (0.5, 1.0)
+
+
+def test_per_query_values_in_one_run_only_are_no_totals_fallback() -> None:
+    """A metric the baseline has per query is never compared by its totals, even if the candidate lacks them."""
+    base = make_result({"q1": {"mrr": 0.5, "error_rate": 0.0}, "q2": {"mrr": 1.0, "error_rate": 1.0}})
+    cand = make_result(PAIRED, {"error_rate": 0.75})
+    comparison = compare_results(base, cand, n_resamples=200)
+    assert comparison.totals_only == []
+    with pytest.raises(ConfigError, match="no query has a value for error_rate in both"):
+        check_rules(comparison, [parse_rule("error_rate>+0.1")])
+
+
+def test_gate_cli_on_a_totals_only_metric(tmp_path: Path, cli: Any) -> None:
+    base = make_result(PAIRED, {"error_rate": 0.25}).write(tmp_path / "base")
+    cand = make_result(PAIRED, {"error_rate": 0.75}).write(tmp_path / "cand")
+    code, _, err = cli(["gate", str(base), str(cand), "--fail-on", "error_rate>+10%", "--resamples", "200"])
+    assert code == 1
+    assert "FAIL: error_rate changed by +200.00% [error_rate>+10%]" in err
+    code, out, _ = cli(["gate", str(base), str(cand), "--fail-on", "error_rate>+0.5", "--resamples", "200"])
+    assert code == 0 and "ok: error_rate changed by +0.5000" in out

@@ -84,14 +84,17 @@ def test_a_single_run_has_no_trend_and_unknown_datasets_no_section(tmp_path: Pat
 
 def test_a_version_one_history_database_gains_the_new_columns(tmp_path: Path) -> None:
     db = tmp_path / "old.sqlite"
-    with sqlite3.connect(db) as conn:
+    with sqlite3.connect(db) as conn:  # the two tables of schema 1, as ragmeter wrote them
         conn.executescript(
             "CREATE TABLE runs (id INTEGER PRIMARY KEY AUTOINCREMENT, created_at TEXT NOT NULL, label TEXT NOT NULL,"
             " source TEXT, git_revision TEXT, ragmeter_version TEXT, n_queries INTEGER NOT NULL,"
             " aggregate_json TEXT NOT NULL);"
+            "CREATE TABLE metric_values (run_id INTEGER NOT NULL REFERENCES runs(id), metric TEXT NOT NULL,"
+            " value REAL, n_scored INTEGER, PRIMARY KEY (run_id, metric));"
             "INSERT INTO runs (created_at, label, n_queries, aggregate_json) VALUES ('t', 'old', 1, '{\"mrr\": 0.5}');"
             "PRAGMA user_version = 1;"
         )
+    conn.close()
     record_run(result(0.6), db=db, label="demo", suite="demo")
     old, new = load_history(db)
     assert (old.label, old.suite, old.dataset_name) == ("old", None, None)

@@ -36,6 +36,28 @@ Refused = Callable[..., str]
 
 
 @pytest.fixture
+def saved_results() -> Callable[[Path, dict[str, dict[str, float | None]]], Path]:
+    """``saved_results(folder, per_query) -> folder``: a results folder written by ragmeter itself.
+
+    Each metric's aggregate is the mean of its values (``None`` when no query has one).
+    """
+    from ragmeter.results import EvalResult
+
+    def write(folder: Path, per_query: dict[str, dict[str, float | None]]) -> Path:
+        names = list(dict.fromkeys(m for values in per_query.values() for m in values))
+        scored = {m: [v for q in per_query.values() if (v := q.get(m)) is not None] for m in names}
+        return EvalResult(
+            aggregate={m: sum(vals) / len(vals) if vals else None for m, vals in scored.items()},
+            per_query=per_query,
+            n_queries=len(per_query),
+            n_scored={m: len(vals) for m, vals in scored.items()},
+            n_skipped={m: len(per_query) - len(vals) for m, vals in scored.items()},
+        ).write(folder)
+
+    return write
+
+
+@pytest.fixture
 def refused(cli: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Refused:
     """``refused(argv, *fragments, folder=tmp_path) -> the error line``.
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 from functools import cached_property
 
 from ragmeter.agentic.prepare import FlatResult, PreparedTrace
+from ragmeter.dedup.domain_id import normalise_domain_id
 from ragmeter.dedup.keys import KeyMaker, ResultKeys
 from ragmeter.dedup.policy import DedupPolicy
 from ragmeter.dedup.two_phase import DedupOutcome, deduplicate
@@ -70,6 +71,8 @@ def normalise_key_name(name: str, maker: KeyMaker) -> str | None:
     if kind == "url":
         url = maker.url_key(value)
         return None if url is None else "url:" + url
+    if kind == "domain":
+        return "domain:" + normalise_domain_id(value)
     return f"{kind}:{value}"
 
 

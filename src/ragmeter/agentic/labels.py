@@ -16,7 +16,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError, model_validator
 
 from ragmeter.agentic.clusters import normalise_key_name
 from ragmeter.agentic.load import read_records
-from ragmeter.agentic.trace import Gain, IdText
+from ragmeter.agentic.trace import DomainIdText, Gain, IdText
 from ragmeter.agentic.validate import describe_validation_error
 from ragmeter.dedup.keys import KeyMaker
 from ragmeter.errors import InputError
@@ -29,7 +29,7 @@ class LabelRecord(BaseModel):
 
     trace_id: IdText
     key: str | None = None
-    domain_id: IdText | None = None
+    domain_id: DomainIdText | None = None
     id: IdText | None = None
     url: str | None = None
     gain: Gain | None
@@ -69,7 +69,7 @@ def label_from_record(value: Any, *, where: str, keys: KeyMaker) -> Label:
     try:
         record = LabelRecord.model_validate(value)
     except ValidationError as exc:
-        raise InputError(describe_validation_error(exc), where=where) from None
+        raise InputError(describe_validation_error(exc, LabelRecord), where=where) from None
     if record.key is not None:
         key = normalise_key_name(record.key, keys)
         if key is None:

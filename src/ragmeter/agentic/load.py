@@ -8,6 +8,8 @@ trace exports (:mod:`ragmeter.agentic.importers`) build theirs the same way.
 'native'
 >>> detect_format({"resourceSpans": []})
 'otel'
+>>> detect_format({"data": [{"object": "trace.span", "span_data": {}}]})
+'openai-agents'
 """
 
 from __future__ import annotations
@@ -60,6 +62,12 @@ def read_records(path: Path) -> list[Record]:
     return records
 
 
+def _is_agents_object(value: Any) -> bool:
+    return isinstance(value, dict) and (
+        value.get("object") in ("trace", "trace.span") or "span_data" in value
+    )
+
+
 def detect_format(value: Any) -> TraceFormat:
     """Guess the trace format from the first record of a file."""
     if isinstance(value, list) and value:
@@ -70,13 +78,15 @@ def detect_format(value: Any) -> TraceFormat:
         return "native"
     if "resourceSpans" in value:
         return "otel"
-    if value.get("object") in ("trace", "trace.span") or "span_data" in value:
+    if _is_agents_object(value) or (
+        isinstance(value.get("data"), list) and value["data"] and _is_agents_object(value["data"][0])
+    ):  # one object per line, or the BackendSpanExporter's {"data": [...]} payload
         return "openai-agents"
     if "run_type" in value or "child_runs" in value or "dotted_order" in value:
         return "langsmith"
     raise InputError(
         "cannot tell the trace format from the first record (expected ragmeter's native format with "
-        "'trace_id' and 'turns', OTLP JSON with 'resourceSpans', OpenAI Agents SDK spans with 'object', "
+        "'trace_id' and 'turns', OTLP JSON with 'resourceSpans', OpenAI Agents SDK spans with 'object' (one per line or in {\"data\": [...]} batches), "
         "or LangSmith runs with 'run_type'); pass --format"
     )
 

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Annotated, Any
 
 from pydantic import (
+    AfterValidator,
     BaseModel,
     BeforeValidator,
     ConfigDict,
@@ -28,6 +29,9 @@ from pydantic import (
     field_validator,
     model_validator,
 )
+
+from ragmeter.dedup.domain_id import normalise_domain_id
+from ragmeter.schema.rag import near_miss_key
 
 SCHEMA_PATH = Path(__file__).with_name("trace.schema.json")
 """Where the JSON Schema of :class:`Trace` is shipped inside the package."""
@@ -48,13 +52,16 @@ IdText = Annotated[
 ]
 """An id: a string, or an integer read as its decimal text."""
 
+DomainIdText = Annotated[IdText, AfterValidator(normalise_domain_id)]
+"""A domain-specific id, in its one spelling (DOIs lower-cased, arXiv ids without a version)."""
+
 
 class SearchResult(BaseModel):
     """One result of a search, in rank order. Other fields (score, date, …) are ignored."""
 
     model_config = ConfigDict(extra="ignore", strict=True)
 
-    domain_id: IdText | None = Field(
+    domain_id: DomainIdText | None = Field(
         default=None,
         description="domain-specific id (DOI, arXiv id, product SKU, …); wins over 'id' for deduplication",
     )
@@ -63,6 +70,15 @@ class SearchResult(BaseModel):
     title: str | None = None
     snippet: str | None = None
     gain: Gain | None = Field(default=None, description="relevance label 0-4, if the trace carries one")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _no_misspelt_fields(cls, value: Any) -> Any:
+        """Other fields are ignored, but a misspelt known one (``gian``) is an error, not a lost gain."""
+        miss = near_miss_key(value, cls.model_fields)
+        if miss is not None:
+            raise ValueError(f"unknown field {miss[0]!r}; did you mean {miss[1]!r}?")
+        return value
 
 
 class Search(BaseModel):
@@ -105,7 +121,7 @@ class ResultRef(BaseModel):
 
     model_config = ConfigDict(extra="forbid", strict=True)
 
-    domain_id: IdText | None = None
+    domain_id: DomainIdText | None = None
     id: IdText | None = None
     url: str | None = None
 

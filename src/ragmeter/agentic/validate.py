@@ -14,10 +14,11 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 
 from ragmeter.agentic.trace import Trace
 from ragmeter.errors import InputError
+from ragmeter.io.records import unknown_key_message
 
 _UNION_TAGS = frozenset({"str", "int", "float", "bool", "none", "list", "dict"})
 
@@ -41,13 +42,19 @@ def describe_location(loc: Sequence[int | str]) -> str:
     return out
 
 
-def describe_validation_error(exc: ValidationError) -> str:
-    """One line for the first error: ``field.path: message``."""
-    err = exc.errors()[0]
+def describe_validation_error(exc: ValidationError, model: type[BaseModel] = Trace) -> str:
+    """One line for the first error (an unknown field first): ``field.path: message``.
+
+    An unknown field suggests the closest field of ``model`` at that place.
+    """
+    errors = exc.errors()
+    err = next((e for e in errors if e["type"] == "extra_forbidden"), errors[0])  # a typo explains the rest
     loc = describe_location(err["loc"])
     msg = str(err["msg"]).removeprefix("Value error, ")
     if err["type"] == "extra_forbidden":
-        msg = "unknown field (not part of the trace format; see trace.schema.json)"
+        msg = unknown_key_message(model, tuple(err["loc"]), what="field")
+        if model is Trace and "did you mean" not in msg:
+            msg = "unknown field (not part of the trace format; see trace.schema.json)"
     return f"{loc}: {msg}" if loc else msg
 
 

@@ -10,6 +10,7 @@ from rich.console import Console
 from rich.markup import escape
 
 from ragmeter.cli import app
+from ragmeter.cli.options import finite, output_file, output_folder
 from ragmeter.cli.run_cmd import ExecutorOption, RayAddressOption
 from ragmeter.errors import ConfigError
 
@@ -121,7 +122,12 @@ def eval_command(
     k: Annotated[int | None, typer.Option("-k", min=1, help="Cutoff for metrics named without @k.")] = None,
     relevance_level: Annotated[
         float | None,
-        typer.Option("--relevance-level", "-l", help="Minimum gain counted as relevant (binary metrics)."),
+        typer.Option(
+            "--relevance-level",
+            "-l",
+            help="Minimum gain counted as relevant (binary metrics).",
+            callback=finite,
+        ),
     ] = None,
     config: Annotated[
         Path | None, typer.Option("--config", help="Config file (default: ./ragmeter.yaml).")
@@ -144,7 +150,8 @@ def eval_command(
         typer.Option("--history", help="History database for --record (default .ragmeter/history.sqlite)."),
     ] = None,
     out: Annotated[
-        Path | None, typer.Option("--out", help="Write metrics.json and per_query.jsonl here.")
+        Path | None,
+        typer.Option("--out", help="Write metrics.json and per_query.jsonl here.", callback=output_folder),
     ] = None,
     trec_compat: Annotated[
         bool,
@@ -192,6 +199,7 @@ def eval_command(
             "--max-cost",
             metavar="USD",
             help="Stop judging before spending more than this; what was judged is kept.",
+            callback=finite,
         ),
     ] = None,
     no_judge: Annotated[
@@ -200,7 +208,9 @@ def eval_command(
     judge_log: Annotated[
         Path | None,
         typer.Option(
-            "--judge-log", help="Resumable judge log, JSON Lines (default: judge_log.jsonl in --out)."
+            "--judge-log",
+            help="Resumable judge log, JSON Lines (default: judge_log.jsonl in --out).",
+            callback=output_file,
         ),
     ] = None,
     reliability: Annotated[
@@ -243,6 +253,10 @@ def eval_command(
     if no_judge and judge_options:
         raise ConfigError(f"--no-judge cannot be combined with {', '.join(judge_options)}")
     dims = parse_breakdowns(breakdowns)  # checked before any work
+    if record or history is not None:
+        from ragmeter.report.history import check_history
+
+        check_history(history)
     runner = None
     if executor != "local" or ray_address is not None:
         from ragmeter.executors import make_executor

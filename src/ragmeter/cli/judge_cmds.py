@@ -12,6 +12,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from ragmeter.cli import app
+from ragmeter.cli.options import finite
 
 cache_app = typer.Typer(
     name="cache",
@@ -75,10 +76,10 @@ def cache_stats_command(
     from ragmeter.judges.cache import JudgeCache
 
     file = _cache_path(path, config)
-    if not file.is_file():
+    if not file.exists():
         stats: dict[str, Any] = {"path": str(file), "entries": 0, "hits": 0, "size_bytes": 0, "by_judge": []}
     else:
-        cache = JudgeCache(file)
+        cache = JudgeCache(file, write=False)
         try:
             stats = cache.stats()
         finally:
@@ -158,7 +159,11 @@ def calibrate_bertscore_command(
     min_precision: Annotated[
         float | None,
         typer.Option(
-            "--min-precision", min=0.0, max=1.0, help="Pick the best recall at this precision (else best F1)."
+            "--min-precision",
+            min=0.0,
+            max=1.0,
+            help="Pick the best recall at this precision (else best F1).",
+            callback=finite,
         ),
     ] = None,
     config: ConfigOption = None,

@@ -14,6 +14,7 @@ from rich.console import Console
 from rich.table import Table
 
 from ragmeter.cli import app
+from ragmeter.cli.options import finite, output_file, output_folder
 from ragmeter.cli.run_cmd import ExecutorOption, RayAddressOption, executor_note
 from ragmeter.errors import ConfigError
 
@@ -49,9 +50,9 @@ app.add_typer(mine_app, name="mine")
 @mine_app.command("run")
 def mine_run(
     registry: Annotated[Path, typer.Argument(help="Benchmark registry (YAML or JSON).", show_default=False)],
-    out: Annotated[Path, typer.Option("--out", "-o", help="The mined dataset (YAML).")] = Path(
-        "retrieval_dataset.yaml"
-    ),
+    out: Annotated[
+        Path, typer.Option("--out", "-o", help="The mined dataset (YAML).", callback=output_file)
+    ] = Path("retrieval_dataset.yaml"),
     resume: Annotated[
         bool, typer.Option("--resume", help="Continue from the trial logs: no trial is run twice.")
     ] = False,
@@ -82,7 +83,8 @@ def mine_run(
         typer.Option("--screen", min=0, max=20, help="bayes: up to K all-docs and K no-docs trials first."),
     ] = None,
     tau: Annotated[
-        float | None, typer.Option("--tau", help="bayes: posterior needed to stop and say YES (0.9).")
+        float | None,
+        typer.Option("--tau", help="bayes: posterior needed to stop and say YES (0.9).", callback=finite),
     ] = None,
     unsafe_no_sandbox: Annotated[
         bool,
@@ -103,7 +105,10 @@ def mine_run(
         ),
     ] = None,
     trials_dir: Annotated[
-        Path | None, typer.Option("--trials-dir", help="Where the trial logs go (default: <out>.trials/).")
+        Path | None,
+        typer.Option(
+            "--trials-dir", help="Where the trial logs go (default: <out>.trials/).", callback=output_folder
+        ),
     ] = None,
     quiet: Annotated[
         bool, typer.Option("--quiet", "-q", help="No progress bar; one line per question.")
@@ -195,6 +200,7 @@ def mine_analyze(
             min=0,
             max=1,
             help="Query-term overlap below which a miss is a vocabulary mismatch.",
+            callback=finite,
         ),
     ] = 0.25,
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object instead of tables.")] = False,

@@ -14,6 +14,7 @@ from rich.measure import Measurement
 from rich.table import Table
 
 from ragmeter.cli import app
+from ragmeter.cli.options import finite
 from ragmeter.cli.render import fmt_value, split_columns
 
 if TYPE_CHECKING:
@@ -73,7 +74,7 @@ def compare_command(
     candidate: Annotated[Path, typer.Argument(help="Candidate results folder.")],
     metric: Annotated[list[str] | None, typer.Option("--metric", "-m", help="Only these metrics.")] = None,
     confidence: Annotated[
-        float, typer.Option(min=0.5, max=0.999, help="Confidence level of the intervals.")
+        float, typer.Option(min=0.5, max=0.999, help="Confidence level of the intervals.", callback=finite)
     ] = 0.95,
     resamples: Annotated[int, typer.Option(min=100, help="Bootstrap resamples and permutations.")] = 10_000,
     correction: Annotated[
@@ -129,7 +130,10 @@ def gate_command(
         ),
     ],
     alpha: Annotated[
-        float | None, typer.Option(help="Delta rules fail only when the change is significant at this level.")
+        float | None,
+        typer.Option(
+            help="Delta rules fail only when the change is significant at this level.", callback=finite
+        ),
     ] = None,
     junit: Annotated[Path | None, typer.Option("--junit", help="Write a JUnit XML report here.")] = None,
     resamples: Annotated[int, typer.Option(min=100, help="Bootstrap resamples and permutations.")] = 10_000,
@@ -272,6 +276,6 @@ def report_command(
     from ragmeter.report.html import write_report
 
     history_path = db or default_history_path()
-    history = load_history(history_path) if history_path.is_file() else None
+    history = load_history(history_path) if history_path.exists() else None
     path = write_report(results_dir, out, history=history)
     typer.echo(f"wrote {path}")

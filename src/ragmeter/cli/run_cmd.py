@@ -9,6 +9,7 @@ import typer
 from rich.console import Console
 
 from ragmeter.cli import app
+from ragmeter.cli.options import output_folder
 from ragmeter.errors import ConfigError
 
 ExecutorOption = Annotated[
@@ -47,7 +48,9 @@ def run_command(
     ] = False,
     results_dir: Annotated[
         Path | None,
-        typer.Option("--results-dir", help="Write here instead of the suite's results_dir."),
+        typer.Option(
+            "--results-dir", help="Write here instead of the suite's results_dir.", callback=output_folder
+        ),
     ] = None,
     config: Annotated[
         Path | None, typer.Option("--config", help="Config file (default: ./ragmeter.yaml).")
@@ -83,6 +86,10 @@ def run_command(
     from ragmeter.harness.suite_run import run_suite
 
     dims = parse_breakdowns(breakdowns)  # checked before any work
+    if record or report:
+        from ragmeter.report.history import check_history
+
+        check_history(history)
     runner = make_executor(executor, address=ray_address)
 
     err = Console(stderr=True, highlight=False, soft_wrap=True)
@@ -129,7 +136,7 @@ def run_command(
         from ragmeter.report.html import write_report
 
         db = history or default_history_path()
-        page = write_report(outcome.results_dir, history=load_history(db) if db.is_file() else None)
+        page = write_report(outcome.results_dir, history=load_history(db) if db.exists() else None)
         note(f"report: {page}")
     written = [name for name in RUN_FILES if (outcome.results_dir / name).is_file()]
     note(f"results: {outcome.results_dir}/ ({', '.join(written)})")

@@ -20,7 +20,7 @@ from ragmeter.errors import InputError, RagmeterError
 from ragmeter.io.datasets import load_dataset
 from ragmeter.io.digests import file_sha256
 from ragmeter.io.index_stats import load_index_stats
-from ragmeter.io.outputs import load_outputs_with_sources, parse_output
+from ragmeter.io.outputs import load_outputs_with_sources, outputs_from_mapping, parse_output
 from ragmeter.io.records import validate
 from ragmeter.metrics.indexing import index_coverage, index_provenance
 from ragmeter.schema.outputs import SystemOutput
@@ -36,6 +36,12 @@ def load_samples(dataset: DatasetLike) -> tuple[list[Sample], dict[str, Any]]:
     if isinstance(dataset, (str, Path)):
         path = Path(dataset)
         return load_dataset(path), {"dataset": {"path": str(path), "sha256": file_sha256(path)}}
+    if isinstance(dataset, Mapping) or not isinstance(dataset, Sequence):
+        raise InputError(
+            "not a shape of dataset that ragmeter reads: give a file (YAML, JSON or JSONL) or a list "
+            f"of samples (objects with an 'id'), got {type(dataset).__name__}",
+            where="dataset",
+        )
     samples: list[Sample] = []
     seen: set[str] = set()
     for index, item in enumerate(dataset):
@@ -50,9 +56,14 @@ def load_samples(dataset: DatasetLike) -> tuple[list[Sample], dict[str, Any]]:
 
 
 def load_outputs(
-    outputs: OutputsLike, samples: list[Sample]
+    outputs: OutputsLike, samples: list[Sample], *, dataset_where: str = "dataset"
 ) -> tuple[dict[str, SystemOutput], dict[str, Any], dict[str, str]]:
-    """Outputs keyed by sample id, their provenance, and where each one was read."""
+    """Outputs keyed by sample id, their provenance, and where each one was read.
+
+    Outputs come from one source: ``outputs`` (a file or a mapping), or, without it, the samples'
+    embedded ``actual_output``. Both at once is an error naming the first embedded one: ragmeter
+    never picks one of two answers silently.
+    """
     if outputs is None:
         embedded = {
             s.id: parse_output(s.actual_output, where=f"sample {s.id!r}: actual_output")
@@ -61,20 +72,40 @@ def load_outputs(
         }
         return embedded, {"outputs": {"embedded": True}}, {}
     if isinstance(outputs, (str, Path)):
+        other, fix = f"the outputs file {outputs}", "drop the outputs file (--outputs)"
+    else:
+        other, fix = "the outputs argument", "pass outputs=None"
+    check_no_embedded_outputs(samples, where=dataset_where, other=other, fix=fix)
+    if isinstance(outputs, (str, Path)):
         path = Path(outputs)
         loaded, sources = load_outputs_with_sources(path)
-        known = {s.id for s in samples}
-        for sid, where in sources.items():
-            if sid not in known:
-                raise InputError(f"output for unknown sample id {sid!r} (not in the dataset)", where=where)
-        return loaded, {"outputs": {"path": str(path), "sha256": file_sha256(path)}}, sources
+        provenance: dict[str, Any] = {"outputs": {"path": str(path), "sha256": file_sha256(path)}}
+    else:
+        loaded, sources = outputs_from_mapping(outputs)
+        provenance = {"outputs": {"path": None}}
     known = {s.id for s in samples}
-    parsed: dict[str, SystemOutput] = {}
-    for sid, raw in outputs.items():
-        if str(sid) not in known:
-            raise InputError(f"output for unknown sample id {sid!r} (not in the dataset)", where="outputs")
-        parsed[str(sid)] = parse_output(raw, where=f"outputs[{sid!r}]")
-    return parsed, {"outputs": {"path": None}}, {}
+    for sid, where in sources.items():
+        if sid not in known:
+            raise InputError(f"output for unknown sample id {sid!r} (not in the dataset)", where=where)
+    return loaded, provenance, sources if isinstance(outputs, (str, Path)) else {}
+
+
+def check_no_embedded_outputs(samples: Sequence[Sample], *, where: str, other: str, fix: str) -> None:
+    """Refuse samples that embed ``actual_output`` when the outputs come from ``other``.
+
+    >>> check_no_embedded_outputs([Sample(id="q", actual_output=["a"])], where="d.yaml",
+    ...                           other="the outputs file o.jsonl", fix="drop --outputs")
+    Traceback (most recent call last):
+    ...
+    ragmeter.errors.InputError: d.yaml: sample 'q': actual_output: the dataset embeds outputs and the outputs file o.jsonl gives them too; keep one source (remove actual_output, or drop --outputs)
+    """
+    for sample in samples:
+        if sample.actual_output is not None:
+            raise InputError(
+                f"the dataset embeds outputs and {other} gives them too; keep one source "
+                f"(remove actual_output, or {fix})",
+                where=f"{where}: sample {sample.id!r}: actual_output",
+            )
 
 
 _SAMPLE_WHERE = re.compile(r"^sample '(?P<id>.*)'$")

@@ -1,4 +1,4 @@
-"""Choosing the adapter for a suite's ``system`` (http, python or builtin).
+"""Choosing the adapter for a suite's ``system`` (http, python, builtin, or a framework object).
 
 Problems that can be found before any question is asked — a function that
 does not import, a vault that does not exist — are reported here, pointing at
@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from ragmeter.harness.calls import Adapter
+from ragmeter.harness.framework_suite import FrameworkSystem
 from ragmeter.harness.suite import BuiltinSystem, HttpSystem, LoadedSuite, PythonSystem
 
 
@@ -35,4 +36,23 @@ def make_adapter(loaded: LoadedSuite, *, default_k: int, environ: Mapping[str, s
         from ragmeter.harness.builtin import BuiltinAdapter
 
         return BuiltinAdapter.from_suite(loaded, system, default_k=default_k)
-    raise AssertionError(f"unhandled system type {system!r}")  # pragma: no cover - the schema forbids it
+    return _framework_adapter(loaded, system)
+
+
+def _framework_adapter(loaded: LoadedSuite, system: FrameworkSystem) -> Adapter:
+    """Import the framework object and wrap it; problems point at the suite key to fix."""
+    from ragmeter.harness.frameworks import EXTRAS, FrameworkSetupError, framework_adapter
+    from ragmeter.harness.python import FunctionImportError, import_object
+
+    try:
+        obj = import_object(system.object, python_path=[loaded.resolve(p) for p in system.python_path])
+    except FunctionImportError as exc:
+        extra = EXTRAS.get((exc.missing or "").partition(".")[0])
+        hint = f"; install the framework with: pip install 'ragmeter[{extra}]'" if extra else ""
+        raise loaded.error(["system", "object"], f"{exc}{hint}") from None
+    try:
+        return framework_adapter(obj, system, base_dir=loaded.base_dir)
+    except FrameworkSetupError as exc:
+        raise loaded.error(
+            ["system", exc.key], str(exc)
+        ) from None  # pragma: no cover - the schema forbids it

@@ -19,6 +19,8 @@ import contextlib
 import json
 import threading
 from collections.abc import Callable
+from datetime import UTC, datetime
+from email.utils import parsedate_to_datetime
 from typing import Any, Protocol, TypeVar
 
 from ragmeter.errors import InputError
@@ -86,6 +88,87 @@ def describe_exception(exc: BaseException) -> str:
     """``ValueError: message`` on one line (the type alone when the message is empty)."""
     text = str(exc)
     return one_line(f"{type(exc).__name__}: {text}" if text else type(exc).__name__)
+
+
+_TIMEOUTS = frozenset({"TimeoutException", "APITimeoutError"})
+"""Timeouts of httpx and of the OpenAI client (by class name: neither is imported here)."""
+_CONNECTION_ERRORS = frozenset({"TransportError", "APIConnectionError"})
+
+
+def _status(exc: BaseException) -> int | None:
+    for holder in (exc, getattr(exc, "response", None)):
+        code = getattr(holder, "status_code", None)
+        if isinstance(code, int) and not isinstance(code, bool):
+            return code
+    return None
+
+
+def parse_retry_after(value: str | None, *, now: datetime | None = None) -> float | None:
+    """Seconds to wait from a ``Retry-After`` header (delta-seconds or an HTTP date); ``None`` if absent/bad.
+
+    >>> parse_retry_after("Wed, 21 Oct 2015 07:28:00 GMT", now=datetime(2015, 10, 21, 7, 27, 58, tzinfo=UTC))
+    2.0
+    >>> parse_retry_after("soon") is None
+    True
+    """
+    if value is None or not value.strip():
+        return None
+    text = value.strip()
+    try:
+        return max(0.0, float(text))
+    except ValueError:
+        pass
+    try:
+        when = parsedate_to_datetime(text)
+    except (TypeError, ValueError):
+        return None
+    if when.tzinfo is None:
+        when = when.replace(tzinfo=UTC)
+    return max(0.0, (when - (now or datetime.now(UTC))).total_seconds())
+
+
+def _retry_after(exc: BaseException) -> float | None:
+    headers = getattr(getattr(exc, "response", None), "headers", None)
+    value = headers.get("Retry-After") if headers is not None and hasattr(headers, "get") else None
+    if not isinstance(value, str):
+        return None
+    return parse_retry_after(value)
+
+
+def _cause_chain(exc: BaseException) -> list[BaseException]:
+    chain: list[BaseException] = []
+    current: BaseException | None = exc
+    while current is not None and all(current is not seen for seen in chain):
+        chain.append(current)
+        current = current.__cause__ or current.__context__
+    return chain
+
+
+def call_failure(exc: BaseException) -> BaseException:
+    """The exception the runner should see for a framework's failure, as the http adapter reports it.
+
+    A timeout anywhere in the cause chain (``TimeoutError``, httpx's and the OpenAI
+    client's timeouts) is a timeout; an HTTP 429 / 5xx (with its ``Retry-After``) or a
+    connection error is a retryable :class:`CallFailed`; anything else is a
+    :class:`CallFailed` naming the exception, not retried.
+
+    >>> call_failure(ValueError("bad")).message, call_failure(ConnectionResetError()).retryable
+    ('ValueError: bad', True)
+    >>> type(call_failure(RuntimeError("wrapped"))).__name__
+    'CallFailed'
+    """
+    chain = _cause_chain(exc)
+    names = {base.__name__ for error in chain for base in type(error).__mro__}
+    if any(isinstance(error, TimeoutError) for error in chain) or names & _TIMEOUTS:
+        return TimeoutError(describe_exception(exc))
+    message = describe_exception(exc)
+    for error in chain:
+        status = _status(error)
+        if status is not None and (status == 429 or status >= 500):
+            return CallFailed(message, retryable=True, retry_after=_retry_after(error))
+    if any(isinstance(error, ConnectionError) for error in chain) or names & _CONNECTION_ERRORS:
+        return CallFailed(message, retryable=True)
+    return CallFailed(message)
 
 
 def question_of(sample: Sample) -> str | None:

@@ -18,15 +18,13 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Mapping
-from datetime import UTC, datetime
-from email.utils import parsedate_to_datetime
 from typing import Any
 
 import httpx
 import jmespath.exceptions
 
 from ragmeter.errors import ConfigError
-from ragmeter.harness.calls import CallFailed, one_line, question_of, sample_dict
+from ragmeter.harness.calls import CallFailed, one_line, parse_retry_after, question_of, sample_dict
 from ragmeter.harness.suite import HttpSystem
 from ragmeter.harness.templates import (
     TemplateError,
@@ -62,30 +60,6 @@ class ResponseMapping:
             if value is not None:
                 output[name] = value
         return output
-
-
-def parse_retry_after(value: str | None, *, now: datetime | None = None) -> float | None:
-    """Seconds to wait from a ``Retry-After`` header (delta-seconds or an HTTP date); ``None`` if absent/bad.
-
-    >>> parse_retry_after("Wed, 21 Oct 2015 07:28:00 GMT", now=datetime(2015, 10, 21, 7, 27, 58, tzinfo=UTC))
-    2.0
-    >>> parse_retry_after("soon") is None
-    True
-    """
-    if value is None or not value.strip():
-        return None
-    text = value.strip()
-    try:
-        return max(0.0, float(text))
-    except ValueError:
-        pass
-    try:
-        when = parsedate_to_datetime(text)
-    except (TypeError, ValueError):
-        return None
-    if when.tzinfo is None:
-        when = when.replace(tzinfo=UTC)
-    return max(0.0, (when - (now or datetime.now(UTC))).total_seconds())
 
 
 def _refused(exc: BaseException) -> bool:

@@ -6,8 +6,9 @@ signature has a ``k`` parameter (or ``**kwargs``). It returns the output
 contract. Plain functions run on their own thread (several at once, up to the
 suite's ``concurrency``); ``async def`` functions run on the event loop.
 
-Exceptions it raises are recorded per question as ``"Type: message"``;
-``ConnectionError`` (and subclasses) are retried like network failures.
+Exceptions it raises are recorded per question as ``"Type: message"``, as the http
+system records its failures (:func:`~ragmeter.harness.calls.call_failure`): connection
+errors and HTTP 429 / 5xx of the clients it uses are retried, a timeout is a timeout.
 
 >>> import_function("json:dumps", python_path=[])({"a": 1})
 '{"a": 1}'
@@ -22,17 +23,28 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from ragmeter.harness.calls import CallFailed, call_in_thread, describe_exception, sample_dict
+from ragmeter.harness.calls import CallFailed, call_failure, call_in_thread, describe_exception, sample_dict
 from ragmeter.harness.suite import PythonSystem
 from ragmeter.schema.samples import Sample
 
 
 class FunctionImportError(Exception):
-    """The function named by the suite cannot be imported (message is one line)."""
+    """The function named by the suite cannot be imported (message is one line).
+
+    ``missing`` names the module that was not found, when that was the problem.
+    """
+
+    def __init__(self, message: str, *, missing: str | None = None) -> None:
+        super().__init__(message)
+        self.missing = missing
 
 
-def import_function(spec: str, *, python_path: Sequence[Path | str]) -> Callable[..., Any]:
-    """Import ``package.module:function``; the ``python_path`` folders are put first on ``sys.path``."""
+def import_object(spec: str, *, python_path: Sequence[Path | str]) -> Any:
+    """Import ``package.module:name`` (``name`` may be dotted); ``python_path`` folders go first on ``sys.path``.
+
+    >>> import_object("os.path:sep.join", python_path=[])("ab")
+    'a/b'
+    """
     module_name, _, attribute = spec.partition(":")
     for folder in reversed([str(Path(p).resolve()) for p in python_path]):
         if folder not in sys.path:
@@ -40,12 +52,23 @@ def import_function(spec: str, *, python_path: Sequence[Path | str]) -> Callable
     try:
         module = importlib.import_module(module_name)
     except ImportError as exc:
-        raise FunctionImportError(f"cannot import module {module_name!r} ({exc})") from None
+        raise FunctionImportError(f"cannot import module {module_name!r} ({exc})", missing=exc.name) from None
     except Exception as exc:  # the module itself failed while importing
         raise FunctionImportError(f"importing {module_name!r} failed: {describe_exception(exc)}") from None
-    function = getattr(module, attribute, None)
-    if function is None:
-        raise FunctionImportError(f"module {module_name!r} has no attribute {attribute!r}")
+    found: Any = module
+    for part in attribute.split("."):
+        found = getattr(found, part, _MISSING)
+        if found is _MISSING:
+            raise FunctionImportError(f"module {module_name!r} has no attribute {attribute!r}")
+    return found
+
+
+_MISSING = object()
+
+
+def import_function(spec: str, *, python_path: Sequence[Path | str]) -> Callable[..., Any]:
+    """Import ``package.module:function``; the ``python_path`` folders are put first on ``sys.path``."""
+    function = import_object(spec, python_path=python_path)
     if not callable(function):
         raise FunctionImportError(f"{spec} is a {type(function).__name__}, not a function")
     return function  # type: ignore[no-any-return]
@@ -90,4 +113,4 @@ class PythonAdapter:
         except CallFailed:
             raise
         except Exception as exc:
-            raise CallFailed(describe_exception(exc), retryable=isinstance(exc, ConnectionError)) from None
+            raise call_failure(exc) from None

@@ -26,11 +26,12 @@ from pathlib import Path
 from typing import Any
 
 from ragmeter import __version__
-from ragmeter.errors import ConfigError
+from ragmeter.errors import ConfigError, InputError
 from ragmeter.harness.journal import OUTPUTS_FILENAME
 from ragmeter.harness.suite import HttpSystem, LoadedSuite
 from ragmeter.harness.templates import ENV_REFERENCE
 from ragmeter.io.atomic import is_temp_file
+from ragmeter.io.records import DuplicateKeyError, loads_json, read_text
 from ragmeter.redaction import MARKER, is_secret_name
 
 CONFIG_FILENAME = "config.json"
@@ -106,6 +107,35 @@ def read_previous_config(folder: Path) -> dict[str, Any] | None:
     except (OSError, json.JSONDecodeError):
         return None
     return data if isinstance(data, dict) else None
+
+
+def read_config_to_resume(folder: Path) -> dict[str, Any] | None:
+    """The ``config.json`` a ``--resume`` continues (``None`` when there is none).
+
+    One that cannot be read (not UTF-8, not JSON, not an object, ``sessions`` not a list) is an
+    :class:`~ragmeter.errors.InputError` naming it: resuming would replace it and lose its history.
+    """
+    path = folder / CONFIG_FILENAME
+    if not path.exists() and not path.is_symlink():
+        return None
+    fix = "fix or remove it, or start again with --fresh"
+    try:
+        data = loads_json(read_text(path))
+    except InputError as exc:
+        raise InputError(f"{exc.message}; --resume would replace it: {fix}", where=exc.where) from None
+    except json.JSONDecodeError as exc:
+        raise InputError(
+            f"invalid JSON ({exc.msg}); --resume would replace it: {fix}", where=f"{path}:{exc.lineno}"
+        ) from None
+    except DuplicateKeyError as exc:
+        raise InputError(f"{exc}; --resume would replace it: {fix}", where=str(path)) from None
+    if not isinstance(data, dict) or not isinstance(data.get("sessions", []), list):
+        raise InputError(
+            "not the config.json of a ragmeter run (expected an object with a 'sessions' list); "
+            f"--resume would replace it: {fix}",
+            where=str(path),
+        )
+    return data
 
 
 def _is_results_folder(folder: Path) -> bool:

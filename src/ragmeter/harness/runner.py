@@ -31,7 +31,6 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from ragmeter.harness.calls import Adapter, CallFailed, describe_exception, finish_output
-from ragmeter.harness.journal import OutputsJournal
 from ragmeter.schema.samples import Sample
 
 MIN_REFUSED_STREAK = 3
@@ -133,6 +132,13 @@ class RunAborted(Exception):
         super().__init__(message)
 
 
+class Journal(Protocol):
+    """Where finished outputs go (``outputs.jsonl``, or memory for ``ragmeter.run``)."""
+
+    def append(self, sample_id: str, output: dict[str, Any]) -> None:
+        """Record one question's output."""
+
+
 class ProgressSink(Protocol):
     """Receives progress (a rich progress bar, or nothing)."""
 
@@ -191,7 +197,7 @@ class _Run:
         self,
         adapter: Adapter,
         settings: RunSettings,
-        journal: OutputsJournal,
+        journal: Journal,
         progress: ProgressSink,
         n_pending: int,
     ) -> None:
@@ -215,8 +221,8 @@ class _Run:
                     raw = await self.adapter.call(sample, k=k)
                 latency = time.perf_counter() - started
                 output = finish_output(raw)
-            except TimeoutError:
-                message = f"timed out after {settings.timeout_seconds:g} s"
+            except TimeoutError as exc:  # ours (no message) or the system's own client's (with one)
+                message = str(exc) or f"timed out after {settings.timeout_seconds:g} s"
                 latency = time.perf_counter() - started
                 out = _failure_output(message, latency=latency, attempts=attempt, timed_out=True)
                 return CallRecord(sample.id, out, attempt, failed=True)
@@ -278,7 +284,7 @@ async def run_calls(
     adapter: Adapter,
     *,
     settings: RunSettings,
-    journal: OutputsJournal,
+    journal: Journal,
     progress: ProgressSink | None = None,
 ) -> RunSummary:
     """Ask ``samples`` with up to ``settings.concurrency`` calls at a time; append each outcome to ``journal``.
@@ -308,3 +314,25 @@ async def run_calls(
         await asyncio.gather(*workers, return_exceptions=True)
         run.summary.elapsed_seconds = time.perf_counter() - started
     return run.summary
+
+
+async def call_all(
+    adapter: Adapter,
+    pending: Sequence[Sample],
+    *,
+    settings: RunSettings,
+    journal: Journal,
+    progress: ProgressSink,
+    total: int,
+    done: int,
+) -> RunSummary:
+    """Start the adapter, ask ``pending`` (:func:`run_calls`) with progress, and close the adapter."""
+    await adapter.start()
+    try:
+        progress.start(total, done)
+        try:
+            return await run_calls(pending, adapter, settings=settings, journal=journal, progress=progress)
+        finally:
+            progress.stop()
+    finally:
+        await adapter.aclose()

@@ -38,14 +38,26 @@ from pydantic import (
 )
 
 from ragmeter.errors import ConfigError, InputError, MetricNameError
+from ragmeter.harness.framework_suite import (
+    FRAMEWORK_SYSTEMS,
+    DspySystem,
+    HaystackSystem,
+    LangchainSystem,
+    LlamaIndexSystem,
+    MetadataMapping,
+)
 from ragmeter.harness.templates import (
+    ENV_REFERENCE,
     PLACEHOLDER,
     TemplateError,
     compile_jmespath,
     compile_template,
     env_names,
+    expand_env,
 )
-from ragmeter.io.records import read_structured, read_text
+from ragmeter.io.records import describe_validation_error, read_structured, read_text
+from ragmeter.schema.outputs import SystemOutput
+from ragmeter.schema.urls import http_url_problem
 
 DEFAULT_HTTP_BODY: dict[str, Any] = {"question": "{{ question }}", "k": "{{ k }}"}
 """The request body sent by an http system that gives no ``body`` (methods other than GET)."""
@@ -101,9 +113,13 @@ class HttpSystem(BaseModel):
     @field_validator("url")
     @classmethod
     def _url(cls, value: str) -> str:
-        if not value.startswith(("http://", "https://", "${")):
-            raise ValueError(f"must start with http:// or https://, got {value!r}")
         _compile_or_raise(value)
+        if ENV_REFERENCE.search(value) is None:  # one with ${ENV} is checked once the variables are known
+            problem = http_url_problem(PLACEHOLDER.sub("x", value))
+            if problem is not None:
+                raise ValueError(f"{problem}, got {value!r}")
+        elif not value.startswith(("http://", "https://", "${")):
+            raise ValueError(f"must start with http:// or https://, got {value!r}")
         return value
 
     @field_validator("params", "body")
@@ -199,7 +215,16 @@ class BuiltinSystem(BaseModel):
         return settings
 
 
-SystemSpec = Annotated[HttpSystem | PythonSystem | BuiltinSystem, Field(discriminator="type")]
+SystemSpec = Annotated[
+    HttpSystem
+    | PythonSystem
+    | BuiltinSystem
+    | LangchainSystem
+    | LlamaIndexSystem
+    | HaystackSystem
+    | DspySystem,
+    Field(discriminator="type"),
+]
 
 
 class Suite(BaseModel):
@@ -219,7 +244,9 @@ class Suite(BaseModel):
     backoff_seconds: NonNegative = 0.5
     max_backoff_seconds: Positive = 30.0
     results_dir: str | None = Field(default=None, description="Default: results/<name> next to the suite.")
-    judge: dict[str, Any] | None = Field(default=None, description="Judge settings (validated by the judge).")
+    judge: Any = Field(
+        default=None, description="Judge settings (docs/judges.md), checked when the suite loads."
+    )
 
     @field_validator("metrics")
     @classmethod
@@ -316,6 +343,7 @@ _SYSTEM_MODELS: dict[str, type[BaseModel]] = {
     "http": HttpSystem,
     "python": PythonSystem,
     "builtin": BuiltinSystem,
+    **FRAMEWORK_SYSTEMS,
 }
 
 
@@ -324,6 +352,8 @@ def _model_at(data: Any, parent: Sequence[str | int]) -> type[BaseModel] | None:
         return Suite
     if list(parent) == ["system"] and isinstance(data, dict) and isinstance(data.get("system"), dict):
         return _SYSTEM_MODELS.get(str(data["system"].get("type")))
+    if list(parent) == ["system", "metadata"]:
+        return MetadataMapping
     return None
 
 
@@ -441,9 +471,48 @@ def load_suite(path: str | Path, *, environ: Mapping[str, str] | None = None) ->
         what = "is a directory, expected a file" if dataset.is_dir() else "file not found"
         raise loaded.error(["dataset"], f"{what}: {dataset}")
     check_metric_names(loaded)
+    check_response_mapping(loaded)
+    check_judge(loaded)
     check_environment(loaded, os.environ if environ is None else environ)
     check_builtin(loaded)
     return loaded
+
+
+def check_response_mapping(loaded: LoadedSuite) -> None:
+    """Every key of an http system's ``response`` mapping must be a field of the output contract.
+
+    An unknown key would record nothing (``retreived: chunks`` scores every query 0).
+    """
+    system = loaded.suite.system
+    if not isinstance(system, HttpSystem) or not system.response:
+        return
+    fields = list(SystemOutput.model_fields)
+    for key in system.response:
+        if key not in fields:
+            close = difflib.get_close_matches(key, fields, n=1)
+            hint = f"did you mean {close[0]!r}?" if close else f"the output fields are {', '.join(fields)}"
+            raise loaded.error(["system", "response", key], f"unknown output field; {hint}")
+
+
+def check_judge(loaded: LoadedSuite) -> None:
+    """The suite's ``judge:`` block must be a valid judge config (checked before any question is asked)."""
+    block = loaded.suite.judge
+    if block is None:
+        return
+    from ragmeter.judges.config import JudgeConfig, not_a_judge_block
+
+    if not isinstance(block, dict):
+        raise loaded.error(["judge"], not_a_judge_block(block))
+    try:
+        JudgeConfig.model_validate(block)
+    except ValidationError as exc:
+        errors = exc.errors()
+        err = next((e for e in errors if e["type"] == "extra_forbidden"), errors[0])
+        loc = [part for part in err["loc"] if isinstance(part, (str, int))]
+        message = describe_validation_error(exc, JudgeConfig)
+        raise ConfigError(
+            f"judge.{message}" if loc else f"judge: {message}", where=loaded.where("judge", *loc)
+        ) from None
 
 
 def check_metric_names(loaded: LoadedSuite) -> None:
@@ -465,6 +534,12 @@ def check_environment(loaded: LoadedSuite, environ: Mapping[str, str]) -> None:
     for loc, name in system.env_references():
         if name not in environ:
             raise loaded.error(["system", *loc], f"environment variable {name} is not set")
+    if ENV_REFERENCE.search(system.url):
+        problem = http_url_problem(PLACEHOLDER.sub("x", expand_env(system.url, environ)))
+        if problem is not None:  # named as written: the expanded URL may hold a secret
+            raise loaded.error(
+                ["system", "url"], f"{problem} once its variables are expanded, got {system.url!r}"
+            )
 
 
 def check_builtin(loaded: LoadedSuite) -> None:

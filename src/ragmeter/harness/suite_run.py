@@ -18,9 +18,11 @@ from typing import Any
 
 from ragmeter.config import RagmeterConfig, load_config
 from ragmeter.errors import ConfigError, InputError, RagmeterError
+from ragmeter.evaluation.dataset_inputs import check_no_embedded_outputs
 from ragmeter.executors.base import Executor, use_executor
 from ragmeter.harness.adapters import make_adapter
 from ragmeter.harness.calls import Adapter, question_of
+from ragmeter.harness.framework_suite import HaystackSystem
 from ragmeter.harness.journal import OUTPUTS_FILENAME, JournalState, OutputsJournal, read_journal
 from ragmeter.harness.progress import make_progress
 from ragmeter.harness.remote import RemoteAdapter
@@ -29,10 +31,10 @@ from ragmeter.harness.results_folder import (
     INDEX_STATS_FILENAME,
     claim_results_dir,
     provenance,
-    read_previous_config,
+    read_config_to_resume,
     resolved_suite,
 )
-from ragmeter.harness.runner import ProgressSink, RunAborted, RunSettings, RunSummary, run_calls
+from ragmeter.harness.runner import ProgressSink, RunAborted, RunSettings, RunSummary, call_all
 from ragmeter.harness.suite import (
     BuiltinSystem,
     HttpSystem,
@@ -43,6 +45,7 @@ from ragmeter.harness.suite import (
 )
 from ragmeter.io.atomic import write_json_atomic
 from ragmeter.io.datasets import load_dataset
+from ragmeter.io.outputs import parse_output
 from ragmeter.results import EvalResult
 from ragmeter.schema.samples import Sample
 
@@ -75,6 +78,12 @@ def _check_questions(loaded: LoadedSuite, samples: Sequence[Sample]) -> None:
     system = loaded.suite.system
     if isinstance(system, PythonSystem) or (isinstance(system, HttpSystem) and not system.uses_question()):
         return  # the system gets the whole sample (or the fields its templates name)
+    if (
+        isinstance(system, HaystackSystem)
+        and system.inputs is not None
+        and "question" not in str(system.inputs)
+    ):
+        return  # the pipeline's inputs name other fields of the sample
     for sample in samples:
         if question_of(sample) is None:
             raise InputError(
@@ -84,7 +93,11 @@ def _check_questions(loaded: LoadedSuite, samples: Sequence[Sample]) -> None:
             )
 
 
-def _check_resumed_ids(state: JournalState, samples: Sequence[Sample], outputs_path: Path) -> None:
+def _check_resumed(state: JournalState, samples: Sequence[Sample], outputs_path: Path) -> None:
+    """The recorded outputs a resumed run keeps must belong to the dataset and read as outputs.
+
+    Checked before anything is asked or written: scoring would refuse them after the new calls.
+    """
     known = {s.id for s in samples}
     unknown = [sid for sid in state.outputs if sid not in known]
     if unknown:
@@ -93,6 +106,8 @@ def _check_resumed_ids(state: JournalState, samples: Sequence[Sample], outputs_p
             "the dataset changed — use --fresh or a new results_dir",
             where=str(outputs_path),
         )
+    for sid, output in state.outputs.items():
+        parse_output(output, where=f"{outputs_path} (sample {sid!r})")
 
 
 def _suite_changes(previous: Mapping[str, Any] | None, current: Mapping[str, Any]) -> list[str]:
@@ -124,27 +139,6 @@ def _evaluate(
     )
 
 
-async def _call_all(
-    adapter: Adapter,
-    pending: Sequence[Sample],
-    *,
-    settings: RunSettings,
-    journal: OutputsJournal,
-    progress: ProgressSink,
-    total: int,
-    done: int,
-) -> RunSummary:
-    await adapter.start()
-    try:
-        progress.start(total, done)
-        try:
-            return await run_calls(pending, adapter, settings=settings, journal=journal, progress=progress)
-        finally:
-            progress.stop()
-    finally:
-        await adapter.aclose()
-
-
 def run_suite(
     suite_path: str | Path,
     *,
@@ -171,6 +165,12 @@ def run_suite(
     suite = loaded.suite
     samples = load_dataset(loaded.dataset_path)
     _check_questions(loaded, samples)
+    check_no_embedded_outputs(
+        samples,
+        where=str(loaded.dataset_path),
+        other="the system under test",
+        fix="score the embedded outputs with 'ragmeter eval'",
+    )
     cfg, _ = load_config(config)
     default_k = suite.k or cfg.metrics.retrieval.default_k
     settings = RunSettings(
@@ -196,12 +196,12 @@ def run_suite(
     keep = [loaded.dataset_path]
     if isinstance(suite.system, BuiltinSystem):
         keep.append(loaded.resolve(suite.system.vault))
-    previous = read_previous_config(folder) if resume else None
+    previous = read_config_to_resume(folder) if resume and folder.is_dir() else None
     continuing = claim_results_dir(folder, resume=resume, fresh=fresh, suite_path=loaded.path, keep=keep)
     outputs_path = folder / OUTPUTS_FILENAME
     state = read_journal(outputs_path, repair=True) if continuing else JournalState()
     warnings = list(state.warnings)
-    _check_resumed_ids(state, samples, outputs_path)
+    _check_resumed(state, samples, outputs_path)
     suite_doc = resolved_suite(loaded, results_dir=folder)
     changed = _suite_changes(previous, suite_doc)
     if changed:
@@ -238,7 +238,7 @@ def run_suite(
         with OutputsJournal(outputs_path) as journal:
             if pending:
                 summary = asyncio.run(
-                    _call_all(
+                    call_all(
                         adapter,
                         pending,
                         settings=settings,

@@ -1,26 +1,39 @@
 """Load recorded system outputs and attach them to samples.
 
-Accepted files: JSONL with one ``{"id": ..., "output": ...}`` per line, or a
-JSON/YAML object keyed by sample id. Outputs may also be embedded in the
-samples as ``actual_output``.
+Every shape of outputs ragmeter reads is one entry of :data:`OUTPUT_SHAPES`: a human name (used
+in errors), a detector and a reader. A file, or a mapping passed in Python, that no detector
+claims is an error naming the accepted shapes; it is never scored as empty. To read a new shape
+(a ranx/pytrec_eval run ``{qid: {docid: score}}``, a DataFrame), add one entry with its detector
+and reader. Outputs may also be embedded in the samples as ``actual_output`` (never together with
+an outputs file: see :func:`ragmeter.evaluation.dataset_inputs.load_outputs`).
 
 >>> import tempfile, pathlib
 >>> p = pathlib.Path(tempfile.mkdtemp()) / "o.jsonl"
 >>> _ = p.write_text('{"id": "q-1", "output": ["a", "b"]}\\n')
 >>> [i.id for i in load_outputs(p)["q-1"].retrieved]
 ['a', 'b']
+>>> _ = p.with_suffix(".json").write_text('{"q-1": {"a": 1.0}}')
+>>> load_outputs(p.with_suffix(".json"))
+Traceback (most recent call last):
+...
+ragmeter.errors.InputError: ...o.json: not a shape of outputs that ragmeter reads (it looks like a ranx/pytrec_eval run {qid: {docid: score}}); accepted: ...
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from pydantic import ValidationError
 
 from ragmeter.errors import InputError
-from ragmeter.io.records import describe_validation_error, read_jsonl, read_structured
-from ragmeter.schema.outputs import SystemOutput
+from ragmeter.io.records import Record, describe_validation_error, read_jsonl, read_structured
+from ragmeter.schema.outputs import SystemOutput, looks_like_output
+
+LoadedOutputs = tuple[dict[str, SystemOutput], dict[str, str]]
+"""Outputs keyed by sample id, and where each one was read (``file:line`` or ``file (sample 'q')``)."""
 
 
 def parse_output(raw: Any, *, where: str) -> SystemOutput:
@@ -33,43 +46,154 @@ def parse_output(raw: Any, *, where: str) -> SystemOutput:
         raise InputError(str(exc), where=where) from None
 
 
+@dataclass(frozen=True)
+class OutputsSource:
+    """Outputs as parsed, before their shape is known: JSON Lines records, or one value.
+
+    ``where`` names the source in errors: the file, or ``outputs`` for a mapping given in Python.
+    """
+
+    where: str
+    records: list[Record] | None = None
+    data: Any = None
+    in_python: bool = False
+    """Given in Python: an entry is named ``outputs['q1']`` rather than ``file (sample 'q1')``."""
+
+
+@dataclass(frozen=True)
+class OutputShape:
+    """One shape of outputs: its name in messages, how to recognise it, and how to read it."""
+
+    name: str
+    detect: Callable[[OutputsSource], bool]
+    read: Callable[[OutputsSource], LoadedOutputs]
+
+
+def _sample_id(value: Any, where: str) -> str:
+    if isinstance(value, bool) or not isinstance(value, (str, int)) or not str(value).strip():
+        raise InputError(f"id must be a non-blank string or an integer, got {value!r}", where=where)
+    return str(value)
+
+
+def _is_jsonl_records(source: OutputsSource) -> bool:
+    first = source.records[0].value if source.records else None
+    return isinstance(first, dict) and "id" in first
+
+
+def _read_jsonl_records(source: OutputsSource) -> LoadedOutputs:
+    outputs: dict[str, SystemOutput] = {}
+    first_seen: dict[str, str] = {}
+    for record in source.records or []:
+        value = record.value
+        if not isinstance(value, dict) or "id" not in value:
+            raise InputError('each line must be an object {"id": ..., "output": ...}', where=record.where)
+        sid = _sample_id(value["id"], record.where)
+        if "output" not in value:
+            raise InputError(f"record for sample {value['id']!r} has no 'output'", where=record.where)
+        if sid in first_seen:
+            raise InputError(
+                f"second output for sample {sid!r} (first at {first_seen[sid]})", where=record.where
+            )
+        first_seen[sid] = record.where
+        outputs[sid] = parse_output(value["output"], where=f"{record.where} (sample {sid!r})")
+    return outputs, first_seen
+
+
+def _is_keyed_outputs(source: OutputsSource) -> bool:
+    data = source.data
+    return isinstance(data, Mapping) and (not data or any(looks_like_output(v) for v in data.values()))
+
+
+def _read_keyed_outputs(source: OutputsSource) -> LoadedOutputs:
+    outputs: dict[str, SystemOutput] = {}
+    first_seen: dict[str, str] = {}
+    for key, raw in source.data.items():
+        sid = _sample_id(key, source.where)
+        first_seen[sid] = f"outputs[{key!r}]" if source.in_python else f"{source.where} (sample {sid!r})"
+        outputs[sid] = parse_output(raw, where=first_seen[sid])
+    return outputs, first_seen
+
+
+OUTPUT_SHAPES: tuple[OutputShape, ...] = (
+    OutputShape(
+        'JSON Lines with one {"id": ..., "output": ...} per line', _is_jsonl_records, _read_jsonl_records
+    ),
+    OutputShape(
+        'an object keyed by sample id whose values are outputs ({"retrieved": [...], "answer": ...}, '
+        "an id list, or that JSON as a string)",
+        _is_keyed_outputs,
+        _read_keyed_outputs,
+    ),
+)
+"""Every shape of outputs ragmeter reads, tried in order: the first whose detector claims the data reads it."""
+
+
+def _kind(value: Any) -> str:
+    """``null``, ``a number``, ``a text``, ``a list`` or ``an object``: a JSON value's kind, for messages."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, (int, float)):
+        return "a number"
+    if isinstance(value, str):
+        return "a text"
+    return "a list" if isinstance(value, (list, tuple)) else "an object"
+
+
+def _what_it_looks_like(source: OutputsSource) -> str:
+    """A short description of data no shape claims, for the error message."""
+    if source.records is not None:
+        first = source.records[0].value if source.records else None
+        if isinstance(first, dict):
+            return f"its first line is an object with keys {', '.join(repr(k) for k in list(first)[:3])}"
+        return f"its first line is {_kind(first)}"
+    data = source.data
+    if isinstance(data, Mapping):
+        values = list(data.values())
+        if all(isinstance(v, Mapping) and v and all(_is_number(s) for s in v.values()) for v in values):
+            return "it looks like a ranx/pytrec_eval run {qid: {docid: score}}"
+        return f"its first value is {_kind(values[0])}, not an output"
+    if isinstance(data, (list, tuple)):
+        return "it is a list (outputs are keyed by sample id)"
+    return f"it is {_kind(data)}"
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def read_outputs(source: OutputsSource) -> LoadedOutputs:
+    """Read ``source`` with the first shape of :data:`OUTPUT_SHAPES` that claims it.
+
+    Data that no shape claims is an :class:`InputError` naming every accepted shape.
+
+    >>> read_outputs(OutputsSource("outputs", data={"q": ["a"]}))[0]["q"].ranked_ids()
+    ['a']
+    """
+    for shape in OUTPUT_SHAPES:
+        if shape.detect(source):
+            return shape.read(source)
+    accepted = "; ".join(shape.name for shape in OUTPUT_SHAPES)
+    raise InputError(
+        f"not a shape of outputs that ragmeter reads ({_what_it_looks_like(source)}); accepted: {accepted}",
+        where=source.where,
+    )
+
+
 def load_outputs(path: str | Path) -> dict[str, SystemOutput]:
     """Read a file of outputs keyed by sample id."""
     return load_outputs_with_sources(path)[0]
 
 
-def load_outputs_with_sources(path: str | Path) -> tuple[dict[str, SystemOutput], dict[str, str]]:
+def load_outputs_with_sources(path: str | Path) -> LoadedOutputs:
     """Read a file of outputs keyed by sample id, with where each one was read (``file:line``)."""
     path = Path(path)
-    outputs: dict[str, SystemOutput] = {}
-    first_seen: dict[str, str] = {}
     if path.suffix.lower() == ".jsonl":
-        for record in read_jsonl(path):
-            value = record.value
-            if not isinstance(value, dict) or "id" not in value:
-                raise InputError('each line must be an object {"id": ..., "output": ...}', where=record.where)
-            if (
-                isinstance(value["id"], bool)
-                or not isinstance(value["id"], (str, int))
-                or not str(value["id"]).strip()
-            ):
-                raise InputError(
-                    f"id must be a non-blank string or an integer, got {value['id']!r}", where=record.where
-                )
-            if "output" not in value:
-                raise InputError(f"record for sample {value['id']!r} has no 'output'", where=record.where)
-            sid = str(value["id"])
-            if sid in first_seen:
-                raise InputError(
-                    f"second output for sample {sid!r} (first at {first_seen[sid]})", where=record.where
-                )
-            first_seen[sid] = record.where
-            outputs[sid] = parse_output(value["output"], where=f"{record.where} (sample {sid!r})")
-        return outputs, first_seen
-    data = read_structured(path)
-    if not isinstance(data, dict):
-        raise InputError("expected an object keyed by sample id (or a .jsonl file)", where=str(path))
-    for sid, raw in data.items():
-        first_seen[str(sid)] = f"{path} (sample {str(sid)!r})"
-        outputs[str(sid)] = parse_output(raw, where=first_seen[str(sid)])
-    return outputs, first_seen
+        return read_outputs(OutputsSource(str(path), records=read_jsonl(path)))
+    return read_outputs(OutputsSource(str(path), data=read_structured(path)))
+
+
+def outputs_from_mapping(outputs: Mapping[Any, Any]) -> LoadedOutputs:
+    """Read outputs given in Python as a mapping of sample id → output (errors name ``outputs[...]``)."""
+    return read_outputs(OutputsSource("outputs", data=outputs, in_python=True))

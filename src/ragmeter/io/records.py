@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import difflib
 import json
+import typing
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
@@ -80,14 +81,42 @@ class Record:
     where: str
 
 
+def _models_in(annotation: Any) -> list[type[BaseModel]]:
+    """The models an annotation holds: ``M``, ``M | None``, ``list[M]``, ``dict[str, M]``, unions."""
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return [annotation]
+    return [model for arg in typing.get_args(annotation) for model in _models_in(arg)]
+
+
 def _known_fields(model: type[BaseModel] | None, loc: tuple[Any, ...]) -> list[str]:
-    """Field names of the (nested) model that ``loc``'s parent points at."""
+    """Field names of the (nested) model that ``loc``'s parent points at.
+
+    List indexes, mapping keys and union tags in ``loc`` are stepped over.
+    """
+    models = [model] if model is not None else []
     for part in loc[:-1]:
-        if model is None or not isinstance(part, str) or part not in model.model_fields:
-            return []
-        annotation = model.model_fields[part].annotation
-        model = annotation if isinstance(annotation, type) and issubclass(annotation, BaseModel) else None
-    return list(model.model_fields) if model is not None else []
+        inner = [
+            m.model_fields[part].annotation
+            for m in models
+            if isinstance(part, str) and part in m.model_fields
+        ]
+        if inner:
+            models = [found for annotation in inner for found in _models_in(annotation)]
+    return list(dict.fromkeys(name for m in models for name in m.model_fields))
+
+
+def unknown_key_message(model: type[BaseModel] | None, loc: tuple[Any, ...], *, what: str = "setting") -> str:
+    """``unknown setting; did you mean 'x'?`` (or the known names) for the unknown key at ``loc``.
+
+    >>> from ragmeter.config import RagmeterConfig
+    >>> unknown_key_message(RagmeterConfig, ("metrics", "retrieval", "defualt_k"))
+    "unknown setting; did you mean 'default_k'?"
+    """
+    known = _known_fields(model, loc)
+    close = difflib.get_close_matches(str(loc[-1]), known, n=1)
+    if close:
+        return f"unknown {what}; did you mean {close[0]!r}?"
+    return f"unknown {what}" + (f" (known: {', '.join(known)})" if known else "")
 
 
 def describe_validation_error(exc: ValidationError, model: type[BaseModel] | None = None) -> str:
@@ -95,16 +124,12 @@ def describe_validation_error(exc: ValidationError, model: type[BaseModel] | Non
 
     An unknown key says so and suggests the closest known one (when ``model`` is given).
     """
-    err = exc.errors()[0]
+    errors = exc.errors()
+    err = next((e for e in errors if e["type"] == "extra_forbidden"), errors[0])  # a typo explains the rest
     loc = ".".join(str(part) for part in err["loc"] if part != "__root__")
     msg = str(err["msg"]).removeprefix("Value error, ")
     if err["type"] == "extra_forbidden":
-        known = _known_fields(model, tuple(err["loc"]))
-        close = difflib.get_close_matches(str(err["loc"][-1]), known, n=1)
-        if close:
-            msg = f"unknown setting; did you mean {close[0]!r}?"
-        else:
-            msg = "unknown setting" + (f" (known: {', '.join(known)})" if known else "")
+        msg = unknown_key_message(model, tuple(err["loc"]))
     return f"{loc}: {msg}" if loc else msg
 
 

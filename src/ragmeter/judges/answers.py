@@ -34,13 +34,12 @@ from ragmeter.judges.items import JudgeItem, outcome_key
 from ragmeter.judges.results import UNSCORED_CODES, CostEstimate, JudgeOutcome, JudgeRun
 from ragmeter.judges.runner import estimate_cost, run_judges
 from ragmeter.metrics.inputs import JudgedValue
-from ragmeter.metrics.rag import NO_OUTPUT, UNANSWERABLE
+from ragmeter.metrics.rag import CALL_FAILED, NO_OUTPUT, UNANSWERABLE
 from ragmeter.redaction import redact_url
 from ragmeter.schema.outputs import SystemOutput
 from ragmeter.schema.samples import Sample
 
 NEEDS_QUESTION = frozenset({"correctness", "factual_match", ABSTENTION_JUDGE})
-CALL_FAILED = "no answer: the call failed"
 NO_ANSWER_FIELD = "no answer: the output has no 'answer' field"
 NO_QUESTION = "no question: the sample's input has no question text"
 DEFAULT_LOG_NAME = "judge_log.jsonl"

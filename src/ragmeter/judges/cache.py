@@ -28,25 +28,10 @@ from pathlib import Path
 from typing import Any
 
 from ragmeter.errors import ConfigError
+from ragmeter.io.databases import JUDGE_CACHE, open_database
 from ragmeter.redaction import redact
 
-CACHE_SCHEMA_VERSION = 1
-
-_SCHEMA = """
-CREATE TABLE IF NOT EXISTS judgements (
-    key TEXT PRIMARY KEY,
-    judge TEXT NOT NULL,
-    prompt_id TEXT NOT NULL,
-    prompt_version TEXT NOT NULL,
-    model TEXT NOT NULL,
-    endpoint TEXT NOT NULL,
-    created_at TEXT NOT NULL,
-    hits INTEGER NOT NULL DEFAULT 0,
-    last_hit_at TEXT,
-    record TEXT NOT NULL
-);
-CREATE TABLE IF NOT EXISTS meta (name TEXT PRIMARY KEY, value TEXT NOT NULL);
-"""
+CACHE_SCHEMA_VERSION = JUDGE_CACHE.version
 
 
 def normalise_endpoint(base_url: str) -> str:
@@ -103,26 +88,22 @@ class JudgeCache:
     ({'parsed': {'score': 5}}, 1, 1)
     """
 
-    def __init__(self, path: str | Path) -> None:
+    def __init__(self, path: str | Path, *, write: bool = True) -> None:
         self.path = Path(path)
-        try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            self._conn = sqlite3.connect(str(self.path), timeout=30, check_same_thread=False)
-            # WAL: readers never block the writer, and commits need no fsync each (crash-safe still)
-            self._conn.execute("PRAGMA journal_mode=WAL")
-            self._conn.execute("PRAGMA synchronous=NORMAL")
-            self._conn.executescript(_SCHEMA)
-            self._conn.execute(
-                "INSERT OR IGNORE INTO meta(name, value) VALUES ('schema_version', ?)",
-                (str(CACHE_SCHEMA_VERSION),),
-            )
-            self._conn.commit()
-        except sqlite3.DatabaseError as exc:
-            raise ConfigError(f"cannot open the judge cache ({exc})", where=str(self.path)) from None
-        except OSError as exc:
-            raise ConfigError(
-                f"cannot create the judge cache ({exc.strerror})", where=str(self.path)
-            ) from None
+        self._conn = open_database(self.path, JUDGE_CACHE, write=write, timeout=30, check_same_thread=False)
+        if write:
+            try:
+                # WAL: readers never block the writer, and commits need no fsync each (crash-safe still)
+                self._conn.execute("PRAGMA journal_mode=WAL")
+                self._conn.execute("PRAGMA synchronous=NORMAL")
+                self._conn.execute(
+                    "INSERT OR IGNORE INTO meta(name, value) VALUES ('schema_version', ?)",
+                    (str(CACHE_SCHEMA_VERSION),),
+                )
+                self._conn.commit()
+            except sqlite3.DatabaseError as exc:
+                self._conn.close()
+                raise ConfigError(f"cannot open the judge cache ({exc})", where=str(self.path)) from None
         self._lock = threading.Lock()
 
     @contextmanager

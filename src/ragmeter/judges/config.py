@@ -24,6 +24,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from ragmeter.errors import ConfigError
 from ragmeter.io.records import describe_validation_error
 from ragmeter.redaction import register_secret
+from ragmeter.schema.urls import check_http_url
 
 DEFAULT_CACHE_PATH = ".ragmeter/judge_cache.sqlite"
 """Where the judge cache lives unless ``judge.cache_path`` says otherwise (relative to the working dir)."""
@@ -66,6 +67,11 @@ class ReliabilityConfig(BaseModel):
     @classmethod
     def _versions(cls, value: dict[str, str]) -> dict[str, str]:
         return _check_versions(value)
+
+    @field_validator("base_url")
+    @classmethod
+    def _base_url(cls, value: str | None) -> str | None:
+        return None if value is None else check_http_url(value).rstrip("/")
 
 
 class BertScoreConfig(BaseModel):
@@ -135,9 +141,7 @@ class JudgeConfig(BaseModel):
     @field_validator("base_url")
     @classmethod
     def _base_url(cls, value: str) -> str:
-        if not value.startswith(("http://", "https://")):
-            raise ValueError(f"must start with http:// or https://, got {value!r}")
-        return value.rstrip("/")
+        return check_http_url(value).rstrip("/")
 
     @field_validator("prompt_versions")
     @classmethod
@@ -187,6 +191,21 @@ def _check_versions(value: dict[str, str]) -> dict[str, str]:
     return value
 
 
+def not_a_judge_block(value: Any) -> str:
+    """The message for a ``judge:`` value that is not a mapping of settings.
+
+    >>> not_a_judge_block("yes please")
+    "must be a mapping of judge settings (at least base_url and model; see docs/judges.md), got the text 'yes please'"
+    """
+    if isinstance(value, str):
+        got = f"the text {value!r}"
+    elif isinstance(value, bool) or value is None:
+        got = str(value).lower() if value is not None else "null"
+    else:
+        got = f"a {type(value).__name__}"
+    return f"must be a mapping of judge settings (at least base_url and model; see docs/judges.md), got {got}"
+
+
 def load_judge_config(
     value: JudgeConfig | Mapping[str, Any] | str | Path, *, where: str = "judge"
 ) -> JudgeConfig:
@@ -203,11 +222,46 @@ def load_judge_config(
         path = Path(value)
         data = read_structured(path)
         if not isinstance(data, dict):
-            raise ConfigError("expected a mapping", where=str(path))
-        block = data.get("judge", data)
-        return load_judge_config(block, where=f"{path}: judge")
+            raise ConfigError(
+                f"expected a mapping with a judge: block, got a {type(data).__name__}", where=str(path)
+            )
+        return validate_judge_block(data.get("judge", data), where=f"{path}: judge")
+    return validate_judge_block(value, where=where)
+
+
+def check_judge_settings(value: Any, *, where: str) -> None:
+    """Check a config file's ``judge:`` block when the file is read: its shape, keys and values.
+
+    ``base_url`` and ``model`` may still be missing here (``ragmeter cache`` needs only
+    ``cache_path``); :func:`validate_judge_block` requires them when a judge is used.
+
+    >>> check_judge_settings({"cache_path": "c.sqlite"}, where="ragmeter.yaml: judge")
+    >>> check_judge_settings({"cache_pth": "c.sqlite"}, where="ragmeter.yaml: judge")
+    Traceback (most recent call last):
+    ...
+    ragmeter.errors.ConfigError: ragmeter.yaml: judge: cache_pth: unknown setting; did you mean 'cache_path'?
+    """
     if not isinstance(value, Mapping):
-        raise ConfigError(f"expected a mapping, got {type(value).__name__}", where=where)
+        raise ConfigError(not_a_judge_block(value), where=where)
+    stand_ins = {"base_url": "http://stand-in", "model": "stand-in"}  # required only when a judge is used
+    try:
+        JudgeConfig.model_validate({**stand_ins, **value})
+    except ValidationError as exc:
+        raise ConfigError(describe_validation_error(exc, JudgeConfig), where=where) from None
+
+
+def validate_judge_block(value: Any, *, where: str = "judge") -> JudgeConfig:
+    """Validate the value of a ``judge:`` key (never a file name); errors name ``where`` and the setting.
+
+    >>> validate_judge_block(True, where="ragmeter.yaml: judge")
+    Traceback (most recent call last):
+    ...
+    ragmeter.errors.ConfigError: ragmeter.yaml: judge: must be a mapping of judge settings (at least base_url and model; see docs/judges.md), got true
+    """
+    if isinstance(value, JudgeConfig):
+        return value
+    if not isinstance(value, Mapping):
+        raise ConfigError(not_a_judge_block(value), where=where)
     try:
         return JudgeConfig.model_validate(dict(value))
     except ValidationError as exc:

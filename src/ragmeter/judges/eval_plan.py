@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from ragmeter.errors import ConfigError
-from ragmeter.judges.config import JudgeConfig, load_judge_config
+from ragmeter.judges.config import JudgeConfig, load_judge_config, validate_judge_block
 
 EVAL_JUDGES = ("groundedness", "correctness", "factual_match")
 """The answer judges an evaluation can run (the abstention judge runs as the fallback)."""
@@ -168,7 +168,7 @@ def load_eval_judge_config(
         return None
     else:
         where = f"{config_path}: judge" if config_path is not None else "judge"
-        cfg = load_judge_config(config_block, where=where)
+        cfg = validate_judge_block(config_block, where=where)
     if max_cost is not None:
         cfg = cfg.model_copy(update={"max_cost_usd": float(max_cost)})
     return cfg

@@ -28,6 +28,8 @@ from ragmeter.metrics.relevance import Int64Array
 
 ABSTAINED_MISSING = "no 'abstained' field (judge fallback not configured)"
 NO_OUTPUT = "no recorded output"
+CALL_FAILED = "no answer: the call failed"
+"""A failed call (``error`` / ``timed_out``) neither answered nor abstained (the judges say the same)."""
 UNANSWERABLE = "unanswerable question"
 ANSWERABLE = "answerable question"
 
@@ -201,6 +203,8 @@ def _abstention(
             out.skip(q, ANSWERABLE if sample.answerable else UNANSWERABLE)
         elif output is None:
             out.skip(q, NO_OUTPUT)
+        elif output.failed():  # a failed call neither answered nor abstained, whatever it recorded
+            out.skip(q, CALL_FAILED)
         elif output.abstained is None:
             out.skip(q, ABSTAINED_MISSING)
         else:

@@ -75,6 +75,9 @@ class MetricDef:
     """True when the name takes a ``.qualifier`` (the timings stage of ``latency_p50.retrieval``)."""
     fields: tuple[str, ...] = ()
     """The sample / ``output.`` fields a per-sample metric reads (for docs and error messages)."""
+    upper: float | None = 1.0
+    """The largest value the metric takes (``None``: unbounded); every metric is >= 0. A gate
+    threshold outside the range could never fire, so it is an error."""
 
 
 def _ranking(fn: Callable[[Ranked, Int64Array | None], FloatArray]) -> Kernel:
@@ -281,6 +284,7 @@ METRICS: tuple[MetricDef, ...] = (
         binary=False,
         reference="rag-core-evaluation-metrics.md §6",
         fields=("output.answer", "output.retrieved[].text"),
+        upper=5.0,
     ),
     MetricDef(
         "correctness",
@@ -294,6 +298,7 @@ METRICS: tuple[MetricDef, ...] = (
         binary=False,
         reference="rag-core-evaluation-metrics.md §7",
         fields=("input.question", "output.answer", "output.retrieved[].text", "metadata.expected_answer"),
+        upper=5.0,
     ),
     MetricDef(
         "factual_match",
@@ -371,6 +376,7 @@ METRICS: tuple[MetricDef, ...] = (
         percentile=50.0,
         qualified=True,
         fields=("output.latency", "output.timings"),
+        upper=None,
     ),
     MetricDef(
         "latency_p95",
@@ -385,6 +391,7 @@ METRICS: tuple[MetricDef, ...] = (
         percentile=95.0,
         qualified=True,
         fields=("output.latency", "output.timings"),
+        upper=None,
     ),
     MetricDef(
         "tokens_prompt",
@@ -397,6 +404,7 @@ METRICS: tuple[MetricDef, ...] = (
         binary=False,
         higher_is_better=False,
         fields=("output.tokens.prompt",),
+        upper=None,
     ),
     MetricDef(
         "tokens_completion",
@@ -409,6 +417,7 @@ METRICS: tuple[MetricDef, ...] = (
         binary=False,
         higher_is_better=False,
         fields=("output.tokens.completion",),
+        upper=None,
     ),
     MetricDef(
         "cost",
@@ -421,6 +430,7 @@ METRICS: tuple[MetricDef, ...] = (
         binary=False,
         higher_is_better=False,
         fields=("output.tokens", "output.model"),
+        upper=None,
     ),
 )
 

@@ -57,9 +57,10 @@ from pydantic import (
 )
 
 from ragmeter.errors import ConfigError
-from ragmeter.io.records import read_structured
+from ragmeter.io.records import read_structured, unknown_key_message
 from ragmeter.judges.config import Price
 from ragmeter.mining.designs import BayesDesign, FixedDesign
+from ragmeter.schema.urls import check_http_url
 
 NAME_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.-]*$"
 
@@ -116,9 +117,7 @@ class LLMSolverSpec(BaseModel):
     @field_validator("base_url")
     @classmethod
     def _url(cls, value: str) -> str:
-        if not value.startswith(("http://", "https://")):
-            raise ValueError(f"must start with http:// or https://, got {value!r}")
-        return value.rstrip("/")
+        return check_http_url(value).rstrip("/")
 
 
 class PythonSolverSpec(BaseModel):
@@ -283,8 +282,13 @@ def parse_registry(data: Any, *, path: Path) -> Registry:
     try:
         registry = Registry.model_validate(data)
     except ValidationError as exc:
-        err = exc.errors()[0]
+        errors = exc.errors()
+        err = next(
+            (e for e in errors if e["type"] == "extra_forbidden"), errors[0]
+        )  # a typo explains the rest
         message = str(err["msg"]).removeprefix("Value error, ")
+        if err["type"] == "extra_forbidden":
+            message = unknown_key_message(Registry, tuple(err["loc"]), what="key")
         raise ConfigError(message, where=f"{path}:{_where(tuple(err['loc']))}") from None
     registry._path = path
     _cross_check(registry)

@@ -92,9 +92,14 @@ def resolve_design(registry: Registry, options: DesignOptions) -> Design:
     spec = registry.design
     name = options.name or spec.name
     params = dict(spec.params) if name == spec.name else {}
+    kind = "fixed" if name == "fixed" else "bayes"
+    design_from_spec(
+        DesignSpec(name=kind, params=params), where=f"{registry.path}:design"
+    )  # the file's fault
+    flags: dict[str, str] = {}  # design parameter -> the option that set it
     if name == "fixed":
         if options.trials is not None:
-            params["trials"] = options.trials
+            params["trials"], flags["trials"] = options.trials, "--trials"
         for flag, value in (
             ("--strict", options.strict),
             ("--screen", options.screen),
@@ -103,18 +108,19 @@ def resolve_design(registry: Registry, options: DesignOptions) -> Design:
             if value:
                 raise ConfigError(f"{flag} applies to the bayes design only")
     else:
-        if options.trials is not None:
-            params["n_max"] = options.trials
-        if options.strict is not None:
-            params["strict"] = options.strict
-        if options.screen is not None:
-            params["screen"] = options.screen
-        if options.tau is not None:
-            params["tau"] = options.tau
-    return design_from_spec(
-        DesignSpec(name="fixed" if name == "fixed" else "bayes", params=params),
-        where=f"{registry.path}:design",
-    )
+        for key, flag, value in (
+            ("n_max", "--trials", options.trials),
+            ("strict", "--strict", options.strict),
+            ("screen", "--screen", options.screen),
+            ("tau", "--tau", options.tau),
+        ):
+            if value is not None:
+                params[key], flags[key] = value, flag
+    try:
+        return design_from_spec(DesignSpec(name=kind, params=params), where=f"{registry.path}:design")
+    except ConfigError as exc:  # only an option can have made valid registry settings invalid
+        blamed = [flag for key, flag in flags.items() if (exc.where or "").endswith(f".params.{key}")]
+        raise ConfigError(exc.message, where=" / ".join(blamed or flags.values())) from None
 
 
 def build_solver(registry: Registry, *, concurrency: int | None = None) -> Solver:

@@ -124,6 +124,9 @@ class Comparison(BaseModel):
     notes: list[str] = Field(default_factory=list)
     baseline_aggregate: dict[str, float | None] = Field(default_factory=dict)
     candidate_aggregate: dict[str, float | None] = Field(default_factory=dict)
+    totals_only: list[str] = Field(default_factory=list)
+    """Metrics that exist only as totals (an error rate, a cost total): in an aggregate, but in no
+    per-query row of either run, so only their totals can be compared."""
 
     def get(self, metric: str) -> MetricComparison | None:
         """The comparison of ``metric`` (exact canonical name), if both runs have it."""
@@ -214,6 +217,7 @@ def compare_results(
         names = _requested_names(metrics, list(dict.fromkeys([*base_names, *cand_names])))
     else:
         names = [n for n in base_names if n in cand_set]
+    _check_something_to_compare(shared, names, baseline, candidate, baseline_label, candidate_label)
     notes: list[str] = []
     if only_b or only_c:
         notes.append(
@@ -238,6 +242,13 @@ def compare_results(
         compared.append(
             _compare_metric(name, pairs, top=top, confidence=confidence, n_resamples=n_resamples, seed=seed)
         )
+    if not any(m.n_pairs for m in compared):
+        from ragmeter.errors import InputError
+
+        raise InputError(
+            f"no query has a value for {', '.join(names)} in both {baseline_label} and {candidate_label}: "
+            "nothing to compare"
+        )
     tested = [m for m in compared if m.p_value is not None]
     if correction not in {"holm", "bh", "none"}:
         raise ValueError(f"correction must be 'holm', 'bh' or 'none', got {correction!r}")
@@ -259,7 +270,39 @@ def compare_results(
         notes=notes,
         baseline_aggregate=dict(baseline.aggregate),
         candidate_aggregate=dict(candidate.aggregate),
+        totals_only=_totals_only(baseline, candidate),
     )
+
+
+def _totals_only(baseline: EvalResult, candidate: EvalResult) -> list[str]:
+    per_query: set[str] = set()
+    for result in (baseline, candidate):
+        for values in result.per_query.values():
+            per_query.update(values)
+    return [n for n in dict.fromkeys([*baseline.aggregate, *candidate.aggregate]) if n not in per_query]
+
+
+def _check_something_to_compare(
+    shared: list[str],
+    names: list[str],
+    baseline: EvalResult,
+    candidate: EvalResult,
+    baseline_label: str,
+    candidate_label: str,
+) -> None:
+    """No shared query, or no shared metric, is an error: a comparison of nothing shows nothing."""
+    from ragmeter.errors import InputError
+
+    if not shared:
+        raise InputError(
+            f"{baseline_label} ({len(baseline.per_query)} queries) and {candidate_label} "
+            f"({len(candidate.per_query)} queries) share no query: nothing to compare"
+        )
+    if not names:
+        raise InputError(
+            f"{baseline_label} ({', '.join(_all_names(baseline)) or 'no metric'}) and {candidate_label} "
+            f"({', '.join(_all_names(candidate)) or 'no metric'}) share no metric: nothing to compare"
+        )
 
 
 def _all_names(result: EvalResult) -> list[str]:

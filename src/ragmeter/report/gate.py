@@ -7,6 +7,10 @@ A rule says when the gate **fails**: ``METRIC OP NUMBER``.
 * ``delta(METRIC)`` or ``abs(METRIC)`` say it explicitly; a ``%`` after a signed
   number compares the delta relative to the baseline mean.
 
+A delta is taken over the queries both runs scored. A metric that exists only as
+totals (an error rate or a cost total with no per-query values in either run)
+changes by candidate total − baseline total (relative: over the baseline total).
+
 ``ndcg@10<-0.02`` fails when nDCG@10 dropped by more than 0.02;
 ``error_rate>0.01`` fails when the candidate's error rate is above 1 %.
 
@@ -21,6 +25,7 @@ A rule says when the gate **fails**: ``METRIC OP NUMBER``.
 
 from __future__ import annotations
 
+import math
 import operator
 import re
 import xml.etree.ElementTree as ET
@@ -29,7 +34,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from ragmeter.errors import ConfigError
-from ragmeter.report.compare import Comparison
+from ragmeter.report.compare import Comparison, MetricComparison
 from ragmeter.report.compare import canonical_metric_name as canonical_metric_name  # re-exported
 
 Mode = Literal["delta", "absolute", "relative"]
@@ -67,7 +72,16 @@ class RuleOutcome:
 
 
 def parse_rule(text: str) -> Rule:
-    """Parse one ``--fail-on`` rule; a malformed rule is a :class:`ConfigError`."""
+    """Parse one ``--fail-on`` rule; a malformed rule is a :class:`ConfigError`.
+
+    A threshold that no value of the metric could cross (``ndcg@10>1.5``, ``mrr<-2``, ``-150%``)
+    would let the gate pass on nothing, so it is an error too.
+
+    >>> parse_rule("ndcg@10>1.5")
+    Traceback (most recent call last):
+    ...
+    ragmeter.errors.ConfigError: gate rule 'ndcg@10>1.5': the threshold 1.5 is out of range: ndcg@10 lies in [0, 1]
+    """
     match = _RULE.match(text)
     if not match:
         raise ConfigError(
@@ -87,8 +101,51 @@ def parse_rule(text: str) -> Rule:
     else:
         mode = "absolute"
     threshold = float(number) / (100.0 if mode == "relative" else 1.0)
+    if not math.isfinite(threshold):
+        raise ConfigError(f"gate rule {text!r}: the threshold must be a finite number, got {number}")
     metric = canonical_metric_name(match.group("inner") or match.group("name"))
-    return Rule(text.strip(), metric, mode, match.group("op"), threshold)
+    rule = Rule(text.strip(), metric, mode, match.group("op"), threshold)
+    _check_range(rule)
+    return rule
+
+
+def _check_range(rule: Rule) -> None:
+    """Refuse a threshold outside what the metric (every one is >= 0) can take or change by."""
+    upper = metric_upper_bound(rule.metric)
+    if rule.mode == "relative":
+        if rule.threshold < -1:  # a value >= 0 cannot drop by more than 100 %
+            raise ConfigError(
+                f"gate rule {rule.text!r}: the threshold is out of range: a metric cannot drop by more than 100%"
+            )
+        return
+    if upper is False:
+        return  # not a registry metric: its range is unknown
+    top = "inf)" if upper is None else f"{upper:g}]"
+    if rule.mode == "absolute" and upper is not None and rule.threshold > upper:
+        raise ConfigError(
+            f"gate rule {rule.text!r}: the threshold {rule.threshold:g} is out of range: "
+            f"{rule.metric} lies in [0, {top}"
+        )
+    if rule.mode == "delta" and upper is not None and abs(rule.threshold) > upper:
+        raise ConfigError(
+            f"gate rule {rule.text!r}: the threshold {rule.threshold:+g} is out of range: "
+            f"{rule.metric} lies in [0, {top}, so it cannot change by more than {upper:g}"
+        )
+
+
+def metric_upper_bound(metric: str) -> float | Literal[False] | None:
+    """The registry's largest value of ``metric`` (``None``: unbounded; ``False``: not a registry metric).
+
+    >>> metric_upper_bound("ndcg@10"), metric_upper_bound("latency_p95"), metric_upper_bound("CG")
+    (1.0, None, False)
+    """
+    from ragmeter.errors import MetricNameError
+    from ragmeter.metrics.registry import resolve_metric
+
+    try:
+        return resolve_metric(metric).definition.upper
+    except (MetricNameError, KeyError):
+        return False
 
 
 def _describe(rule: Rule, value: float) -> str:
@@ -112,10 +169,12 @@ def check_rules(
     """
     if alpha is not None and not 0 < alpha < 1:
         raise ConfigError(f"--alpha must be between 0 and 1 (exclusive), got {alpha:g}")
+    if comparison.n_shared_queries == 0:
+        raise ConfigError(
+            f"{comparison.baseline} and {comparison.candidate} share no query: a gate never passes on nothing"
+        )
     outcomes: list[RuleOutcome] = []
     for rule in rules:
-        base = comparison.baseline_aggregate.get(rule.metric)
-        cand = comparison.candidate_aggregate.get(rule.metric)
         paired = comparison.get(rule.metric)
         known = rule.metric in comparison.baseline_aggregate or rule.metric in comparison.candidate_aggregate
         if not known and paired is None:
@@ -123,32 +182,13 @@ def check_rules(
             raise ConfigError(
                 f"gate rule {rule.text!r}: no metric {rule.metric!r} in the runs (have: {', '.join(available)})"
             )
-        if rule.mode == "absolute":
-            value = cand
-        elif paired is not None and paired.delta is not None:
-            value = paired.delta
-            if rule.mode == "relative":
-                value = value / paired.baseline_mean if paired.baseline_mean else None
-        elif base is not None and cand is not None:
-            value = cand - base
-            if rule.mode == "relative":
-                value = value / base if base else None
-        else:
-            value = None
-        if value is None:
-            outcomes.append(
-                RuleOutcome(
-                    rule,
-                    None,
-                    True,
-                    f"FAIL: no value to compare for {rule.metric} (it must be in both runs) [{rule.text}]",
-                )
-            )
-            continue
+        value = _rule_value(rule, comparison, paired)
         hit = OPS[rule.op](value, rule.threshold)
         significant = True
         note = ""
-        if hit and alpha is not None and rule.mode != "absolute" and paired is not None:
+        if alpha is not None and rule.mode != "absolute" and rule.metric in comparison.totals_only:
+            note = " (totals only: no per-query values to test significance on)"
+        elif hit and alpha is not None and rule.mode != "absolute" and paired is not None:
             p = paired.p_adjusted if paired.p_adjusted is not None else paired.p_value
             significant = p is not None and p < alpha
             note = f" (p = {p:.4g}{'' if significant else f', not significant at {alpha}'})"
@@ -157,6 +197,55 @@ def check_rules(
         reason = f"{verdict}: {_describe(rule, value)} [{rule.text}]{note}"
         outcomes.append(RuleOutcome(rule, value, failed, reason))
     return outcomes
+
+
+def _nothing(rule: Rule, what: str) -> ConfigError:
+    return ConfigError(f"gate rule {rule.text!r}: {what}; a gate never passes on nothing")
+
+
+def _rule_value(rule: Rule, comparison: Comparison, paired: MetricComparison | None) -> float:
+    """The number a rule compares: the candidate's value, or the (relative) change.
+
+    The change of a metric with per-query values is taken over the paired queries only, never
+    from aggregates over different queries. A metric that exists only as totals (an error rate,
+    a cost total: :attr:`~ragmeter.report.compare.Comparison.totals_only`) changes by candidate
+    total − baseline total (relative: divided by the baseline total). A value that is missing or
+    not finite is a :class:`ConfigError`, never a pass.
+    """
+    if rule.mode == "absolute":
+        cand = comparison.candidate_aggregate.get(rule.metric)
+        if cand is None:
+            raise _nothing(
+                rule, f"{comparison.candidate} has no value for {rule.metric} (no query was scored)"
+            )
+        value = cand
+    else:
+        start: float | None
+        if rule.metric in comparison.totals_only:
+            start = _total(rule, comparison.baseline, comparison.baseline_aggregate)
+            delta = _total(rule, comparison.candidate, comparison.candidate_aggregate) - start
+        elif paired is None or paired.n_pairs == 0 or paired.delta is None:
+            raise _nothing(
+                rule,
+                f"no query has a value for {rule.metric} in both {comparison.baseline} and {comparison.candidate}",
+            )
+        else:
+            delta, start = paired.delta, paired.baseline_mean
+        if rule.mode == "relative" and not start:
+            raise _nothing(rule, f"a relative change from a baseline {rule.metric} of 0 is undefined")
+        value = delta / start if rule.mode == "relative" and start else delta
+    if not math.isfinite(value):
+        raise _nothing(rule, f"the value of {rule.metric} is {value}")
+    return value
+
+
+def _total(rule: Rule, label: str, aggregate: dict[str, float | None]) -> float:
+    """The run total of a totals-only metric in one run; missing or not finite is an error."""
+    total = aggregate.get(rule.metric)
+    if total is None or not math.isfinite(total):
+        what = "no total" if total is None else f"a total of {total}"
+        raise _nothing(rule, f"{label} has {what} for {rule.metric} (it has no per-query values)")
+    return total
 
 
 def junit_xml(outcomes: Sequence[RuleOutcome], *, suite: str = "ragmeter.gate") -> str:

@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from ragmeter.errors import InputError
+from ragmeter.io.databases import HISTORY, check_database, open_database
 from ragmeter.redaction import redact
 from ragmeter.results import EvalResult
 
@@ -42,31 +43,6 @@ HISTORY_ENV = "RAGMETER_HISTORY"
 def default_history_path() -> Path:
     """``$RAGMETER_HISTORY`` when set, else ``.ragmeter/history.sqlite`` in the working directory."""
     return Path(os.environ.get(HISTORY_ENV) or DEFAULT_HISTORY_PATH)
-
-
-_SCHEMA_VERSION = 2
-_SCHEMA = """
-CREATE TABLE IF NOT EXISTS runs (
-    id INTEGER PRIMARY KEY AUTOINCREMENT,
-    created_at TEXT NOT NULL,
-    label TEXT NOT NULL,
-    source TEXT,
-    git_revision TEXT,
-    ragmeter_version TEXT,
-    n_queries INTEGER NOT NULL,
-    aggregate_json TEXT NOT NULL,
-    suite TEXT,
-    dataset_name TEXT,
-    dataset_sha256 TEXT
-);
-CREATE TABLE IF NOT EXISTS metric_values (
-    run_id INTEGER NOT NULL REFERENCES runs(id),
-    metric TEXT NOT NULL,
-    value REAL,
-    n_scored INTEGER,
-    PRIMARY KEY (run_id, metric)
-);
-"""
 
 
 @dataclass(frozen=True)
@@ -112,25 +88,9 @@ def same_series(
     return [e for e in entries if e.suite == suite and e.dataset_name == dataset_name]
 
 
-def _connect(db: Path) -> sqlite3.Connection:
-    try:
-        db.parent.mkdir(parents=True, exist_ok=True)
-        conn = sqlite3.connect(db)
-        version = conn.execute("PRAGMA user_version").fetchone()[0]
-        if version > _SCHEMA_VERSION:
-            conn.close()
-            raise InputError(
-                f"history database schema {version} is newer than this ragmeter reads", where=str(db)
-            )
-        conn.executescript(_SCHEMA)
-        columns = {row[1] for row in conn.execute("PRAGMA table_info(runs)")}
-        for column in ("suite", "dataset_name", "dataset_sha256"):  # a version-1 database
-            if column not in columns:
-                conn.execute(f"ALTER TABLE runs ADD COLUMN {column} TEXT")
-        conn.execute(f"PRAGMA user_version = {_SCHEMA_VERSION}")
-        return conn
-    except sqlite3.DatabaseError as exc:
-        raise InputError(f"not a usable history database ({exc})", where=str(db)) from None
+def check_history(db: Path | None = None) -> None:
+    """Refuse, before any work, a history path that :func:`record_run` would refuse (nothing is written)."""
+    check_database(db or default_history_path(), HISTORY)
 
 
 def record_run(
@@ -167,7 +127,7 @@ def _record(
     suite: str | None,
 ) -> int:
     dataset_name, dataset_sha = dataset_identity(result.provenance)
-    with closing(_connect(db)) as conn, conn:
+    with closing(open_database(db, HISTORY, write=True)) as conn, conn:
         cur = conn.execute(
             "INSERT INTO runs (created_at, label, source, git_revision, ragmeter_version, n_queries, aggregate_json,"
             " suite, dataset_name, dataset_sha256) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
@@ -195,11 +155,11 @@ def _record(
 def load_history(db: Path | None = None, *, last: int | None = None) -> list[HistoryEntry]:
     """Recorded runs, oldest first (the ``last`` N when given)."""
     db = db or default_history_path()
-    if not db.is_file():
+    if not db.exists():
         raise InputError(
             "no history database here yet (record one with 'ragmeter run' or 'eval --record')", where=str(db)
         )
-    with closing(_connect(db)) as conn:
+    with closing(open_database(db, HISTORY, write=False)) as conn:
         rows = conn.execute(
             "SELECT id, created_at, label, source, git_revision, n_queries, aggregate_json, suite, dataset_name,"
             " dataset_sha256 FROM runs ORDER BY id"

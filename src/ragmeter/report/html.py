@@ -38,7 +38,7 @@ from ragmeter.report.curves import HistoryView, Panel, agentic_curves, history_v
 from ragmeter.report.history import HistoryEntry, dataset_identity
 from ragmeter.report.query_data import build_query_data
 from ragmeter.report.results_dir import LoadedResults, load_results
-from ragmeter.report.sources import iter_jsonl, read_sources
+from ragmeter.report.sources import read_sources
 from ragmeter.report.text_budget import dumps
 from ragmeter.report.units import is_operational, metric_direction, metric_unit
 
@@ -90,11 +90,9 @@ def _template(name: str) -> str:
 
 
 def _rows(loaded: LoadedResults) -> list[dict[str, Any]]:
+    """The drill-down rows: ``per_query.jsonl`` or the agentic traces as :func:`load_results` checked them."""
     if loaded.rows is not None:
         return loaded.rows
-    path = loaded.path / "per_query.jsonl"
-    if path.is_file():
-        return list(iter_jsonl(path))
     return [{"id": qid, "metrics": values} for qid, values in loaded.result.per_query.items()]
 
 
@@ -135,7 +133,7 @@ def build_page(
     ``views`` adds the data of further views (``{"compare": ...}``): each reaches the page's
     script as ``DATA.<name>``, and its section is shown when :data:`SECTIONS` names it.
     """
-    loaded = load_results(results_dir)
+    loaded = load_results(results_dir, max_rows=None)
     metrics, config = loaded.metrics, loaded.config
     rows = _rows(loaded)
     sources = read_sources(

@@ -15,6 +15,7 @@ the report's curves.
 from __future__ import annotations
 
 import json
+import math
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -22,8 +23,17 @@ from typing import Any
 from pydantic import ValidationError
 
 from ragmeter.errors import InputError
-from ragmeter.io.records import describe_validation_error
+from ragmeter.io.records import (
+    DuplicateKeyError,
+    describe_validation_error,
+    loads_json,
+    read_jsonl,
+    read_text,
+)
 from ragmeter.results import SCHEMA_VERSION, EvalResult
+
+MAX_ROWS = 2000
+"""Per-query rows kept by default (all are checked); the report asks for all of them."""
 
 
 @dataclass(frozen=True)
@@ -36,7 +46,7 @@ class LoadedResults:
     metrics: dict[str, Any] = field(default_factory=dict)
     """The metrics JSON as read (agentic results: as :func:`agentic_as_metrics` gives it)."""
     rows: list[dict[str, Any]] | None = None
-    """Per-query rows for the drill-down when they come with the JSON (agentic traces)."""
+    """Per-query rows for the drill-down: the first lines of ``per_query.jsonl``, or the agentic traces."""
     name: str = ""
     """The label when the results were named by a file other than ``metrics.json``."""
 
@@ -46,10 +56,14 @@ class LoadedResults:
         return self.name or self.path.resolve().name or str(self.path)
 
 
-def load_results(path: str | Path) -> LoadedResults:
-    """Load ``metrics.json`` (required) and ``config.json`` (optional) from a results folder.
+def load_results(path: str | Path, *, max_rows: int | None = MAX_ROWS) -> LoadedResults:
+    """Load ``metrics.json`` (required), ``config.json`` and ``per_query.jsonl`` (optional) from a results folder.
 
-    A path to a ``metrics.json`` file is accepted too.
+    A path to a ``metrics.json`` file is accepted too. Every file is checked: malformed JSON, a
+    value that is not a number or null (NaN and infinity included), or a ``per_query.jsonl``
+    that does not hold exactly the queries of ``metrics.json`` is an :class:`InputError` naming
+    the file, the line and the field; results are never reported, compared or gated half-read.
+    The first ``max_rows`` lines of ``per_query.jsonl`` (all when ``None``) are kept as ``rows``.
     """
     path = Path(path)
     folder = path.parent if path.is_file() else path
@@ -58,12 +72,7 @@ def load_results(path: str | Path) -> LoadedResults:
         raise InputError("results folder not found", where=str(folder))
     if not metrics_file.is_file():
         raise InputError("no metrics.json here; is this a ragmeter results folder?", where=str(folder))
-    try:
-        data = json.loads(metrics_file.read_text(encoding="utf-8"))
-    except json.JSONDecodeError as exc:
-        raise InputError(f"invalid JSON ({exc.msg})", where=f"{metrics_file}:{exc.lineno}") from None
-    if not isinstance(data, dict):
-        raise InputError("expected a JSON object", where=str(metrics_file))
+    data = _read_json_object(metrics_file)
     version = str(data.get("schema_version", ""))
     if version and version.split(".")[0] != SCHEMA_VERSION.split(".")[0]:
         raise InputError(
@@ -71,30 +80,115 @@ def load_results(path: str | Path) -> LoadedResults:
             where=str(metrics_file),
         )
     rows = None
-    if data.get("kind") == "agentic":
+    agentic = data.get("kind") == "agentic"
+    if agentic:
         data, rows = agentic_as_metrics(data, where=str(metrics_file))
     try:
-        result = EvalResult.model_validate(data)
+        result = EvalResult.model_validate(data, strict=True)
     except ValidationError as exc:
         raise InputError(describe_validation_error(exc), where=str(metrics_file)) from None
-    config: dict[str, Any] = {}
+    _check_finite(result, where=str(metrics_file))
     config_file = folder / "config.json"
-    if config_file.is_file():
-        try:
-            loaded = json.loads(config_file.read_text(encoding="utf-8"))
-        except json.JSONDecodeError as exc:
-            raise InputError(f"invalid JSON ({exc.msg})", where=f"{config_file}:{exc.lineno}") from None
-        config = loaded if isinstance(loaded, dict) else {}
+    config = _read_json_object(config_file) if config_file.exists() else {}
+    rows_file = folder / "per_query.jsonl"
+    if not agentic and metrics_file.name == "metrics.json" and rows_file.exists():
+        rows = read_per_query_rows(rows_file, result, max_rows=max_rows)
     name = metrics_file.stem if metrics_file.name != "metrics.json" else ""
     return LoadedResults(folder, result, config, data, rows, name)
+
+
+def _read_json_object(path: Path) -> dict[str, Any]:
+    """A JSON file holding one object; anything else is an :class:`InputError` naming the file."""
+    text = read_text(path)
+    try:
+        data = loads_json(text)
+    except json.JSONDecodeError as exc:
+        raise InputError(f"invalid JSON ({exc.msg})", where=f"{path}:{exc.lineno}") from None
+    except DuplicateKeyError as exc:
+        raise InputError(str(exc), where=str(path)) from None
+    if not isinstance(data, dict):
+        raise InputError(f"expected a JSON object, got {type(data).__name__}", where=str(path))
+    return data
+
+
+def _bad_number(value: Any) -> bool:
+    return isinstance(value, float) and not math.isfinite(value)
+
+
+def _check_finite(result: EvalResult, *, where: str) -> None:
+    """NaN or infinity among the values: an unscored query is null, never NaN."""
+    for name, value in result.aggregate.items():
+        if _bad_number(value):
+            raise InputError(f"aggregate.{name}: {value} is not a value (unscored is null)", where=where)
+    for qid, values in result.per_query.items():
+        for name, value in values.items():
+            if _bad_number(value):
+                raise InputError(
+                    f"per_query[{qid!r}].{name}: {value} is not a value (unscored is null)", where=where
+                )
+
+
+def read_per_query_rows(
+    path: Path, result: EvalResult, *, max_rows: int | None = MAX_ROWS
+) -> list[dict[str, Any]]:
+    """Check ``per_query.jsonl`` against ``result`` and return its first ``max_rows`` lines (all: ``None``).
+
+    Each line is an object with the ``id`` of a query of ``metrics.json`` (once) and its
+    ``metrics`` (numbers or null); every query has its line.
+    """
+    rows: list[dict[str, Any]] = []
+    seen: dict[str, str] = {}
+    if not result.per_query and path.stat().st_size == 0:
+        return rows  # results of no query: ragmeter writes an empty file
+    for record in read_jsonl(path):
+        line = record.value
+        if not isinstance(line, dict):
+            raise InputError(f"expected an object, got {type(line).__name__}", where=record.where)
+        qid = line.get("id")
+        if not isinstance(qid, str) or not qid:
+            raise InputError(f"id: expected a query id (a string), got {qid!r}", where=record.where)
+        if qid in seen:
+            raise InputError(f"id: query {qid!r} again (first at {seen[qid]})", where=record.where)
+        if qid not in result.per_query:
+            raise InputError(f"id: query {qid!r} is not in metrics.json", where=record.where)
+        seen[qid] = record.where
+        values = line.get("metrics")
+        if not isinstance(values, dict):
+            raise InputError(
+                f"metrics: expected an object of metric values, got {values!r}", where=record.where
+            )
+        for name, value in values.items():
+            number = isinstance(value, (int, float)) and not isinstance(value, bool)
+            if not (value is None or (number and math.isfinite(value))):
+                raise InputError(
+                    f"metrics.{name}: expected a number or null, got {value!r}", where=record.where
+                )
+        if max_rows is None or len(rows) < max_rows:
+            rows.append(line)
+    missing = [qid for qid in result.per_query if qid not in seen]
+    if missing:
+        raise InputError(
+            f"no line for query {missing[0]!r} ({len(missing)} of the {len(result.per_query)} queries of "
+            "metrics.json are missing; the file is incomplete)",
+            where=str(path),
+        )
+    return rows
 
 
 ITERATIONS_FOR_ALL_GOOD = "IterationsForAllGoodResults"
 """Its per-trace value is the trace's ``iterations_for_all_good`` (not in ``at_n``)."""
 
 
-def _number(value: Any) -> float | None:
-    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
+def _number(value: Any, where: str) -> float | None:
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise InputError(f"expected a number or null, got {value!r}", where=where)
+    return float(value)
+
+
+def _trace_field(name: str) -> str:
+    return "iterations_for_all_good" if name == ITERATIONS_FOR_ALL_GOOD else f"at_n.{name}"
 
 
 def agentic_as_metrics(data: dict[str, Any], *, where: str) -> tuple[dict[str, Any], list[dict[str, Any]]]:
@@ -116,14 +210,17 @@ def agentic_as_metrics(data: dict[str, Any], *, where: str) -> tuple[dict[str, A
     names = [name for name in at_n if not isinstance(at_n[name], (dict, list))]
     per_query: dict[str, dict[str, float | None]] = {}
     rows: list[dict[str, Any]] = []
-    for trace in traces:
-        if not isinstance(trace, dict):
-            continue
+    for index, trace in enumerate(traces):
+        if not isinstance(trace, dict) or not isinstance(trace.get("at_n") or {}, dict):
+            raise InputError(f"traces[{index}]: expected an object with 'trace_id' and 'at_n'", where=where)
         trace_id = str(trace.get("trace_id"))
         values = {**(trace.get("at_n") or {}), ITERATIONS_FOR_ALL_GOOD: trace.get("iterations_for_all_good")}
         unscored: dict[str, str] = {}
         if trace.get("status") == "scored":
-            per_query[trace_id] = {name: _number(values.get(name)) for name in names}
+            per_query[trace_id] = {
+                name: _number(values.get(name), f"{where}: traces[{index}].{_trace_field(name)}")
+                for name in names
+            }
             reason = trace.get("iterations_for_all_good_reason")
             if ITERATIONS_FOR_ALL_GOOD in names and values[ITERATIONS_FOR_ALL_GOOD] is None and reason:
                 unscored[ITERATIONS_FOR_ALL_GOOD] = str(reason)
@@ -136,7 +233,9 @@ def agentic_as_metrics(data: dict[str, Any], *, where: str) -> tuple[dict[str, A
     n_at_n = aggregate.get("n_at_n") or {}
     metrics = {
         "schema_version": SCHEMA_VERSION,
-        "aggregate": {name: _number(at_n[name]) for name in names},
+        "aggregate": {
+            name: _number(at_n[name], f"{where}: aggregate.averages_at_n.{name}") for name in names
+        },
         "per_query": per_query,
         "n_queries": len(traces),
         "n_scored": {name: int(n_at_n.get(name) or 0) for name in names},

@@ -35,6 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from ragmeter.errors import RagmeterError
+from ragmeter.io.records import DuplicateKeyError, loads_json
 from ragmeter.schema.outputs import SystemOutput
 from ragmeter.schema.samples import Sample
 
@@ -53,14 +54,14 @@ class Sources:
 
 
 def iter_jsonl(path: Path) -> Iterator[dict[str, Any]]:
-    """The JSON objects of a JSON Lines file; blank and damaged lines are skipped."""
+    """The JSON objects of a JSON Lines file; blank and damaged lines (a repeated key too) are skipped."""
     with path.open(encoding="utf-8") as handle:
         for line in handle:
             if not line.strip():
                 continue
             try:
-                value = json.loads(line)
-            except json.JSONDecodeError:
+                value = loads_json(line)
+            except (json.JSONDecodeError, DuplicateKeyError):
                 continue
             if isinstance(value, dict):
                 yield value

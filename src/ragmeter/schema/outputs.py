@@ -130,6 +130,11 @@ class SystemOutput(BaseModel):
         miss = near_miss_key(raw, cls.model_fields)
         if miss is not None:
             raise ValueError(f"output has an unknown field {miss[0]!r}; did you mean {miss[1]!r}?")
+        if raw and not any(key in cls.model_fields for key in raw):
+            shown = ", ".join(repr(key) for key in list(raw)[:3]) + (", ..." if len(raw) > 3 else "")
+            raise ValueError(
+                f"output has none of the output fields ({', '.join(cls.model_fields)}); got {shown}"
+            )
         if "retrieved" in raw and raw["retrieved"] is None:
             raw = {**raw, "retrieved": []}
         if isinstance(raw.get("retrieved"), (list, tuple)):
@@ -145,3 +150,22 @@ class SystemOutput(BaseModel):
     def ranked_ids(self) -> list[str | None]:
         """Ids in rank order (``None`` for items without an id)."""
         return [item.id for item in self.retrieved]
+
+
+def looks_like_output(value: Any) -> bool:
+    """Whether ``value`` has the form of an output (it may still be invalid): what shape detectors ask.
+
+    An id list, a JSON string, or an object that is empty or has an output field (or a near miss
+    of one, so that a typo gets its own did-you-mean instead of an unknown-shape error).
+
+    >>> looks_like_output(["d1"]), looks_like_output({"answer": "x"}), looks_like_output({"retreived": []})
+    (True, True, True)
+    >>> looks_like_output({"d1": 1.0, "d2": 0.5}), looks_like_output(3)
+    (False, False)
+    """
+    if isinstance(value, (list, tuple, str)):
+        return True
+    if not isinstance(value, dict):
+        return False
+    fields = SystemOutput.model_fields
+    return not value or any(key in fields for key in value) or near_miss_key(value, fields) is not None

@@ -49,9 +49,26 @@ def near_miss_key(value: Any, fields: Iterable[str]) -> tuple[str, str] | None:
         if not isinstance(key, str) or key in names:
             continue
         close = difflib.get_close_matches(key.lower(), choices, n=1, cutoff=NEAR_MISS_CUTOFF)
-        if close:
-            return key, lowered[close[0]]
+        swapped = [c for c in choices if _one_swap(key.lower(), c)]
+        if close or swapped:
+            return key, lowered[(close or swapped)[0]]
     return None
+
+
+def _one_swap(a: str, b: str) -> bool:
+    """Whether ``a`` is ``b`` with two neighbouring letters swapped (``gian`` / ``gain``).
+
+    >>> _one_swap("gian", "gain"), _one_swap("gains", "gain")
+    (True, False)
+    """
+    diff = [i for i, (x, y) in enumerate(zip(a, b, strict=False)) if x != y]
+    return (
+        len(a) == len(b)
+        and len(diff) == 2
+        and diff[1] == diff[0] + 1
+        and a[diff[0]] == b[diff[1]]
+        and a[diff[1]] == b[diff[0]]
+    )
 
 
 def _non_blank(value: Any, what: str) -> Any:

@@ -5,9 +5,10 @@ JSON list, flat (``parent_run_id``) or nested (``child_runs``), in any order.
 
 * iteration: each ``llm`` run (a model call), ordered by ``dotted_order`` (else
   ``start_time``); in LangGraph the tool step that follows a model step joins it;
-* search: a ``retriever`` run (``outputs.documents[]`` with ``page_content`` and
-  ``metadata``) or a ``tool`` run whose name is a search tool (``outputs.output``);
-  no outputs means "results not captured";
+* search: a ``retriever`` run (documents with ``page_content`` and ``metadata`` in
+  ``outputs.documents`` as LangChain writes them, or in ``outputs.output`` as
+  ``@traceable(run_type="retriever")`` wraps a returned list) or a ``tool`` run whose
+  name is a search tool (``outputs.output``); no outputs means "results not captured";
 * conversation: ``extra.metadata`` ``thread_id`` / ``conversation_id`` / ``session_id``,
   else the root run; each root run (trace) is one turn.
 
@@ -77,7 +78,9 @@ def _search_event(run: Mapping[str, Any], is_search: SearchToolMatcher) -> Searc
     name = str(run.get("name") or "")
     if run_type == "retriever":
         outputs = run.get("outputs")
-        raw = outputs.get("documents") if isinstance(outputs, Mapping) else outputs
+        raw = outputs
+        if isinstance(outputs, Mapping):  # LangChain writes "documents"; @traceable wraps a list as "output"
+            raw = next((outputs[key] for key in ("documents", "output") if key in outputs), None)
     elif run_type == "tool" and is_search(name):
         outputs = run.get("outputs")
         raw = outputs.get("output", outputs) if isinstance(outputs, Mapping) else outputs

@@ -8,7 +8,8 @@ Input: JSON Lines of the objects the SDK's exporters write (``{"object": "trace"
   exports without turn spans, each ``response`` / ``generation`` span;
 * search: a ``function`` span whose name is a search tool; its ``output`` is ``str(output)``
   (JSON or a Python repr) and is parsed; no output means "results not captured", except on
-  a span that records an error (the call failed: the agent received no results);
+  a span that records an error: the call failed and the agent received no results (the SDK
+  then records the error message it gave the model as the output);
 * conversation: the trace's ``group_id``, else its id; each trace is one turn;
 * hosted tools (``WebSearchTool``) leave no function spans: a trace whose agent lists a
   hosted search tool but has no search spans is reported as "results not captured".
@@ -103,8 +104,8 @@ def import_openai_agents(records: Sequence[Record], is_search: SearchToolMatcher
                 hosted = hosted or any(t in _HOSTED_SEARCH_TOOLS for t in tools)
             if kind == "function" and is_search(str(data.get("name") or "")):
                 parsed = parse_tool_output(data.get("output"))
-                if span.get("error") and data.get("output") is None:
-                    parsed = ParsedOutput([])  # the call failed: the agent received no results
+                if span.get("error") and parsed.results is None:
+                    parsed = ParsedOutput([])  # the call failed (its output is the error text): no results
                 turn.events.append(
                     SearchEvent(
                         start,

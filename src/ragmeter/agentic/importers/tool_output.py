@@ -28,6 +28,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from ragmeter.dedup.domain_id import normalise_arxiv, normalise_doi, normalise_domain_id
+
 _LIST_KEYS = (
     "results",
     "documents",
@@ -58,9 +60,6 @@ _SNIPPET_KEYS = (
     "document.content",
 )
 _URL_LIKE = re.compile(r"^(?:[a-z][a-z0-9+.-]*:)?//|^www\.|^[a-z][a-z0-9+.-]*:[^\s]+$", re.IGNORECASE)
-_DOI_PREFIX = re.compile(r"^(?:https?://)?(?:dx\.)?(?:doi\.org/)|^doi:", re.IGNORECASE)
-_ARXIV_PREFIX = re.compile(r"^(?:https?://)?(?:www\.)?(?:arxiv\.org/(?:abs|pdf)/)|^arxiv:", re.IGNORECASE)
-_ARXIV_VERSION = re.compile(r"v\d+$")
 _MAX_LITERAL_CHARS = 5_000_000
 
 
@@ -94,7 +93,8 @@ def domain_id_from(mapping: Mapping[str, Any]) -> str | None:
     """A namespaced domain-specific id from ``domain_id``, ``doi``, ``arxiv_id``/``arxiv`` or ``pmid``.
 
     DOIs are lower-cased without a ``doi.org`` prefix; arXiv ids lose their version
-    (``2401.12345v2`` and ``2401.12345`` are the same paper).
+    (``2401.12345v2`` and ``2401.12345`` are the same paper); a given ``domain_id`` is
+    normalised the same way (:func:`ragmeter.dedup.domain_id.normalise_domain_id`).
 
     >>> domain_id_from({"arxiv_id": "https://arxiv.org/abs/2401.12345v2"})
     'arxiv:2401.12345'
@@ -103,13 +103,13 @@ def domain_id_from(mapping: Mapping[str, Any]) -> str | None:
     """
     given = _text(mapping.get("domain_id"))
     if given is not None:
-        return given
+        return normalise_domain_id(given)
     doi = _text(mapping.get("doi"))
     if doi is not None:
-        return "doi:" + _DOI_PREFIX.sub("", doi.strip()).lower()
+        return normalise_doi(doi)
     arxiv = _text(mapping.get("arxiv_id")) or _text(mapping.get("arxiv"))
     if arxiv is not None:
-        return "arxiv:" + _ARXIV_VERSION.sub("", _ARXIV_PREFIX.sub("", arxiv.strip()).removesuffix(".pdf"))
+        return normalise_arxiv(arxiv)
     pmid = _text(mapping.get("pmid"))
     return None if pmid is None else "pmid:" + pmid.strip()
 
