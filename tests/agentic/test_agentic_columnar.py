@@ -44,7 +44,17 @@ URLS = [
     "  ",
     "",
 ]
-DOMAIN_IDS = ["doi:10.1/A", "doi:10.1/a", "10.1/a", "arxiv:2401.12345v2", "arxiv:2401.12345", "SKU-1", " ", 7]
+DOMAIN_IDS = [
+    "doi:10.1/A",
+    "https://doi.org/10.1/a",
+    "10.1/a",
+    "10.1/b",
+    "arxiv:2401.12345v2",
+    "https://arxiv.org/pdf/2401.12345v3.pdf",
+    "SKU-1",
+    " ",
+    7,
+]
 GENERIC_IDS = ["g1", "g2", 12, "12", "", "\u2003"]
 TITLES = ["Python 3.11", "python 3.11!", "<b>Python</b> 3.11", "Notice", "Ω title", "", "  "]
 BANNER = "We use cookies to improve your experience. Accept all cookies now."
@@ -209,6 +219,10 @@ BAD_LINES = [
     OK.replace('"url": "https://a.org"', '"url": "https://a.org", "score": {"a": 1, "a": 2}'),
     '{"trace_id": "t1", "turns": [{}], "good_results": [{"url": " "}]}',
     '{"trace_id": "t1", "turns": [{}], "metadata": {"k\\u003a": 1, "k:": 2}}',
+    OK.replace('"url": "https://a.org"', '"url": "https://a.org", "gian": 3'),
+    OK.replace('"url": "https://a.org"', '"url": "https://a.org", "gain": 3, "titel": "x", "score": 1'),
+    '{"trace_id": "t1", "turns": [{"iterations": [{"searches": [{"results": [{"snipet": "x", "title": "t"}]}]}]}, '
+    '{"iterations": []}]}',
     "{not json",
     "[1, 2]",
     OK[:-1],

@@ -19,6 +19,7 @@ import numpy as np
 
 from ragmeter.agentic.columnar_read import NativeColumns
 from ragmeter.dedup.content_key import normalise_text
+from ragmeter.dedup.domain_id import normalise_domain_id
 from ragmeter.dedup.keys import content_digest, prefix_digest
 from ragmeter.dedup.policy import DedupPolicy
 from ragmeter.dedup.url_key import url_key
@@ -32,10 +33,15 @@ def _canonical(values: Sequence[str | None]) -> tuple[Ints, list[str]]:
     return np.fromiter(map(index.__getitem__, values), np.int64, len(values)), distinct[1:]  # type: ignore[return-value]
 
 
-def _id_texts(values: Sequence[str | int | None]) -> list[str | None]:
-    """Ids as text (integers as their decimal text), blank ones absent, as the reference reads them."""
+def _id_texts(values: Sequence[str | int | None], *, domain: bool) -> list[str | None]:
+    """Ids as the reference reads them: integers as text, domain ids in one spelling, blank ones absent.
+
+    The one spelling: :func:`~ragmeter.dedup.domain_id.normalise_domain_id`.
+    """
     texts = [str(v) if type(v) is int else v for v in values]
-    return [v if v and not v.isspace() else None for v in texts]  # type: ignore[union-attr]
+    if domain:
+        texts = [None if v is None else normalise_domain_id(v) for v in texts]
+    return [v if v and not v.isspace() else None for v in texts]
 
 
 @dataclass(frozen=True)
@@ -67,8 +73,8 @@ class RunKeys:
 def run_keys(cols: NativeColumns, policy: DedupPolicy) -> RunKeys:
     """Key codes for every result in ``cols`` (see the module docstring)."""
     id_values = cols.ids.values
-    domain_of_id, domain_values = _canonical(_id_texts(id_values))
-    generic_of_id, generic_values = _canonical(_id_texts(id_values))
+    domain_of_id, domain_values = _canonical(_id_texts(id_values, domain=True))
+    generic_of_id, generic_values = _canonical(_id_texts(id_values, domain=False))
     url_of = functools.partial(
         url_key, tracking_names=policy.tracking_names, tracking_prefixes=policy.tracking_prefixes
     )

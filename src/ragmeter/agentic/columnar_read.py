@@ -97,6 +97,44 @@ class TraceS(msgspec.Struct, forbid_unknown_fields=True, gc=False):
     metadata: dict[str, Any] = {}
 
 
+class _StrictResultS(SearchResultS, forbid_unknown_fields=True, gc=False):
+    """A result without other fields: no misspelt field to look for."""
+
+
+class _StrictSearchS(SearchS, forbid_unknown_fields=True, gc=False):
+    results: list[_StrictResultS] | None = None
+
+
+class _StrictIterationS(IterationS, forbid_unknown_fields=True, gc=False):
+    searches: list[_StrictSearchS] = []
+
+
+class _StrictTurnS(TurnS, forbid_unknown_fields=True, gc=False):
+    iterations: list[_StrictIterationS] = []
+
+
+class _StrictTraceS(TraceS, forbid_unknown_fields=True, gc=False):
+    """:class:`TraceS` whose results have no other fields (the common case, checked first)."""
+
+    turns: Annotated[list[_StrictTurnS], msgspec.Meta(min_length=1)]
+
+
+_RESULT_FIELDS = frozenset(SearchResultS.__struct_fields__)
+
+
+def _misspelt_result_field(value: dict[str, Any]) -> bool:
+    """Whether a result of any turn has an unknown field that looks like a misspelt known one."""
+    from ragmeter.schema.rag import near_miss_key
+
+    for turn in value["turns"]:
+        for iteration in turn.get("iterations") or ():
+            for search in iteration.get("searches") or ():
+                for result in search.get("results") or ():
+                    if not result.keys() <= _RESULT_FIELDS and near_miss_key(result, _RESULT_FIELDS):
+                        return True
+    return False
+
+
 class StringTable:
     """Distinct strings (or ids), each with a code; code 0 is ``None`` (absent).
 
@@ -184,7 +222,12 @@ def _fast_trace(line: bytes) -> TraceS | None:
         # '\u003a' stands for a ':', which is why lines with such escapes go to the reference).
         if line.count(b":") != _encode(value).count(b":") or b"\\u003" in line:
             return None
-        trace = msgspec.convert(value, TraceS)
+        try:
+            trace: TraceS = msgspec.convert(value, _StrictTraceS)
+        except msgspec.ValidationError:  # results with other fields (ignored, unless misspelt), or an error
+            trace = msgspec.convert(value, TraceS)
+            if _misspelt_result_field(value):
+                return None
     except (msgspec.MsgspecError, ValueError, TypeError, RecursionError):
         return None
     tid = trace.trace_id
