@@ -22,7 +22,6 @@ from numpy.typing import NDArray
 
 from ragmeter.errors import InputError
 from ragmeter.io.docnos import string_array
-from ragmeter.io.records import read_text
 from ragmeter.io.trec_tables import TrecQrels, TrecRun, name_codes
 
 RUN_FIELDS = "qid Q0 docid rank score tag"
@@ -40,6 +39,8 @@ def _lines(path: Path) -> list[tuple[int, list[str]]]:
     """Non-blank, non-comment lines split on whitespace, with 1-based line numbers."""
     empty = "file is empty (no judgment or result lines)"
     out = []
+    from ragmeter.io.records import read_text  # pydantic and yaml: only on this rare path
+
     for lineno, line in enumerate(read_text(path, empty=empty).splitlines(), start=1):
         stripped = line.strip()
         if not stripped or stripped.startswith("#"):
