@@ -38,7 +38,7 @@ def _id_texts(values: Sequence[str | int | None], *, domain: bool) -> list[str |
 
     The one spelling: :func:`~ragmeter.dedup.domain_id.normalise_domain_id`.
     """
-    texts = [str(v) if type(v) is int else v for v in values]
+    texts: list[str | None] = [str(v) if isinstance(v, int) else v for v in values]
     if domain:
         texts = [None if v is None else normalise_domain_id(v) for v in texts]
     return [v if v and not v.isspace() else None for v in texts]
@@ -61,13 +61,16 @@ class RunKeys:
         """The name of the cluster that ``result`` founds (its strongest key), as the reference prints it."""
         coded = self.coded
         if coded.domain[result] >= 0:
-            return "domain:" + self.domain_ids[coded.domain[result]]
+            return "domain:" + self.domain_ids[int(coded.domain[result])]
         if self.raw_generic[result] >= 0:
-            return "id:" + self.generic_ids[self.raw_generic[result]]
+            return "id:" + self.generic_ids[int(self.raw_generic[result])]
         if coded.url[result] >= 0:
-            return "url:" + self.url_keys[coded.url[result]]
+            return "url:" + self.url_keys[int(coded.url[result])]
         texts = self.norm_texts
-        return "content:" + content_digest(texts[self.title[result]], texts[coded.snippet[result]]).hex()
+        return (
+            "content:"
+            + content_digest(texts[int(self.title[result])], texts[int(coded.snippet[result])]).hex()
+        )
 
 
 def run_keys(cols: NativeColumns, policy: DedupPolicy) -> RunKeys:
@@ -165,4 +168,4 @@ def _boilerplate(code: Ints, url: Ints, eligible: np.ndarray, min_urls: int) -> 
 def _one_of_each(code: Ints, flags: np.ndarray) -> list[int]:
     """One result index per distinct flagged code."""
     where = np.flatnonzero(flags)
-    return where[np.unique(code[where], return_index=True)[1]].tolist()
+    return [int(i) for i in where[np.unique(code[where], return_index=True)[1]]]

@@ -102,21 +102,21 @@ class _StrictResultS(SearchResultS, forbid_unknown_fields=True, gc=False):
 
 
 class _StrictSearchS(SearchS, forbid_unknown_fields=True, gc=False):
-    results: list[_StrictResultS] | None = None
+    results: list[_StrictResultS] | None = None  # type: ignore[assignment]
 
 
 class _StrictIterationS(IterationS, forbid_unknown_fields=True, gc=False):
-    searches: list[_StrictSearchS] = []
+    searches: list[_StrictSearchS] = []  # type: ignore[assignment]
 
 
 class _StrictTurnS(TurnS, forbid_unknown_fields=True, gc=False):
-    iterations: list[_StrictIterationS] = []
+    iterations: list[_StrictIterationS] = []  # type: ignore[assignment]
 
 
 class _StrictTraceS(TraceS, forbid_unknown_fields=True, gc=False):
     """:class:`TraceS` whose results have no other fields (the common case, checked first)."""
 
-    turns: Annotated[list[_StrictTurnS], msgspec.Meta(min_length=1)]
+    turns: Annotated[list[_StrictTurnS], msgspec.Meta(min_length=1)]  # type: ignore[assignment]
 
 
 _RESULT_FIELDS = frozenset(SearchResultS.__struct_fields__)

@@ -69,11 +69,13 @@ def fast_scores(
             new_gains[iteration_list[c] - 1].append(gains_list[c])
         series = iteration_series(sizes, new_gains, good_threshold=good_threshold)
         n_unscored = unscored_per_trace[t]
+        value: int | None
+        why: str | None
         if n_unscored:
             value, why = None, "unscored gains"
         else:
             value, why = iterations_for_all_good([last_good_list[t]] if last_good_list[t] else [])
-        unscored = []
+        unscored: list[UnscoredResult] = []
         if n_unscored:
             unscored = [
                 UnscoredResult.model_construct(

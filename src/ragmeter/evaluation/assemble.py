@@ -67,6 +67,8 @@ def assemble_result(
     n_missing_output: int = 0,
 ) -> EvalResult:
     """The result of scored metrics over ``query_ids``: aggregates, per-query values, counts, provenance."""
+    from ragmeter.results import EvalResult  # pydantic: the quick start needs only the fields
+
     fields = result_fields(
         query_ids, scored, warnings=warnings, provenance=provenance, n_missing_output=n_missing_output
     )
