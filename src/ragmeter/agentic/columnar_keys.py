@@ -97,9 +97,9 @@ def run_keys(cols: NativeColumns, policy: DedupPolicy) -> RunKeys:
     spaces = np.fromiter(map(str.count, norm_values, itertools.repeat(" ")), np.int64, n_norm)
     prefix_of_norm, _ = _canonical(list(map(operator.itemgetter(slice(policy.prefix_chars)), norm_values)))
 
-    trace = np.repeat(
-        np.arange(len(cols.trace_starts) - 1), np.diff(np.frombuffer(cols.trace_starts, np.int64))
-    )
+    starts = np.frombuffer(cols.trace_starts, dtype=np.int64)
+    sizes: Ints = np.diff(starts).astype(np.int64)
+    trace = np.repeat(np.arange(len(starts) - 1), sizes)
     domain = domain_of_id[np.frombuffer(cols.domain_id, np.int32)]
     raw_generic = generic_of_id[np.frombuffer(cols.generic_id, np.int32)]
     generic = np.where(domain >= 0, -1, raw_generic)
