@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import functools
 import itertools
-import operator
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -23,7 +22,7 @@ from ragmeter.dedup.domain_id import normalise_domain_id
 from ragmeter.dedup.keys import content_digest, prefix_digest
 from ragmeter.dedup.policy import DedupPolicy
 from ragmeter.dedup.url_key import url_key
-from ragmeter.dedup.vector_dedup import CodedKeys, Ints, dense_codes
+from ragmeter.dedup.vector_dedup import CodedKeys, Ints, dense_codes, first_positions
 
 
 def _canonical(values: Sequence[str | None]) -> tuple[Ints, list[str]]:
@@ -95,7 +94,6 @@ def run_keys(cols: NativeColumns, policy: DedupPolicy) -> RunKeys:
     n_norm = len(norm_values)
     lengths = np.fromiter(map(len, norm_values), np.int64, n_norm)
     spaces = np.fromiter(map(str.count, norm_values, itertools.repeat(" ")), np.int64, n_norm)
-    prefix_of_norm, _ = _canonical(list(map(operator.itemgetter(slice(policy.prefix_chars)), norm_values)))
 
     starts = np.frombuffer(cols.trace_starts, dtype=np.int64)
     sizes: Ints = np.diff(starts).astype(np.int64)
@@ -106,6 +104,7 @@ def run_keys(cols: NativeColumns, policy: DedupPolicy) -> RunKeys:
     url = keys_of_urls[np.frombuffer(cols.url, np.int32)]
     title = norm_of_text[np.frombuffer(cols.title, np.int32)]
     snippet = norm_of_text[np.frombuffer(cols.snippet, np.int32)]
+    prefix_of_norm = _prefixes(norm_values, snippet, lengths, policy.prefix_chars)
     width = len(norm_values) + 1
     content = dense_codes(title * width + snippet)
     t_len, s_len = lengths[title], lengths[snippet]
@@ -151,6 +150,16 @@ def run_keys(cols: NativeColumns, policy: DedupPolicy) -> RunKeys:
     )
 
 
+def _prefixes(norm_values: list[str], snippet: Ints, lengths: Ints, prefix_chars: int) -> Ints:
+    """Per normalised text: a code of its first ``prefix_chars`` characters, for snippets that long (else -1)."""
+    used = np.zeros(len(norm_values), bool)
+    used[snippet[snippet >= 0]] = True
+    need = np.flatnonzero(used & (lengths >= prefix_chars))
+    out = np.full(len(norm_values), -1, np.int64)
+    out[need], _ = _canonical([norm_values[i][:prefix_chars] for i in need.tolist()])
+    return out
+
+
 def _boilerplate(code: Ints, url: Ints, eligible: np.ndarray, min_urls: int) -> np.ndarray:
     """Per result: whether its key is seen under at least ``min_urls`` distinct URL keys run-wide."""
     where = np.flatnonzero(eligible)
@@ -158,8 +167,8 @@ def _boilerplate(code: Ints, url: Ints, eligible: np.ndarray, min_urls: int) -> 
     if not len(where):
         return flags
     width = int(url.max()) + 1
-    distinct = np.unique(code[where] * width + url[where])
-    urls_per_key = np.bincount(distinct // width, minlength=int(code.max()) + 1)
+    firsts = first_positions(code[where] * width + url[where])
+    urls_per_key = np.bincount(code[where][firsts], minlength=int(code.max()) + 1)
     hit = code >= 0
     flags[hit] = urls_per_key[code[hit]] >= min_urls
     return flags
@@ -168,4 +177,4 @@ def _boilerplate(code: Ints, url: Ints, eligible: np.ndarray, min_urls: int) -> 
 def _one_of_each(code: Ints, flags: np.ndarray) -> list[int]:
     """One result index per distinct flagged code."""
     where = np.flatnonzero(flags)
-    return [int(i) for i in where[np.unique(code[where], return_index=True)[1]]]
+    return [int(i) for i in where[first_positions(code[where])]]

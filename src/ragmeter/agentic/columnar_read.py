@@ -37,6 +37,7 @@ from typing import Annotated, Any
 
 import msgspec
 import numpy as np
+import numpy.typing as npt
 
 from ragmeter.errors import InputError
 
@@ -357,10 +358,22 @@ def _has_a_field(r: Any) -> bool:
     return _present(r.url) or any(_present(v) for v in (r.domain_id, r.id, r.title, r.snippet))
 
 
+def _present_values(table: StringTable) -> npt.NDArray[np.bool_]:
+    """Per code: whether the value is present (not ``None``, not blank); C-level passes for strings."""
+    values = table.values
+    if any(type(v) is int for v in values):  # ids
+        return np.array([_present(v) for v in values], bool)
+    texts = values[1:]  # code 0 is None
+    n = len(texts)
+    filled = np.fromiter(map(len, texts), np.int64, n) > 0
+    blank = np.fromiter(map(str.isspace, texts), bool, n)
+    return np.concatenate(([False], filled & ~blank))
+
+
 def _refuse_results_without_fields(cols: NativeColumns) -> None:
     """Raise the reference's error for the first trace read with a result that has no field at all."""
     present = [
-        np.array([_present(v) for v in table.values], bool)[np.frombuffer(codes, np.int32)]
+        _present_values(table)[np.frombuffer(codes, np.int32)]
         for table, codes in (
             (cols.ids, cols.domain_id),
             (cols.ids, cols.generic_id),

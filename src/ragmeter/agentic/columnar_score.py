@@ -16,7 +16,7 @@ from ragmeter.agentic.columnar_read import NativeColumns
 from ragmeter.agentic.gains import NO_GAIN
 from ragmeter.agentic.metrics import SERIES_NAMES, Value, iteration_series, iterations_for_all_good
 from ragmeter.agentic.scoring import MAX_UNSCORED_LISTED, TraceScore, UnscoredResult
-from ragmeter.dedup.vector_dedup import MATCH_CODES, CodedOutcome
+from ragmeter.dedup.vector_dedup import MATCH_CODES, CodedOutcome, first_positions
 
 _KIND_NAMES = [MATCH_CODES[code] for code in sorted(MATCH_CODES)]
 
@@ -40,8 +40,8 @@ def fast_scores(
     gain = np.frombuffer(cols.gain, np.float64)
     with_gain = np.flatnonzero(~np.isnan(gain))
     cluster_gain = np.full(n_clusters, np.nan)
-    firsts, first_at = np.unique(cluster[with_gain], return_index=True)
-    cluster_gain[firsts] = gain[with_gain[first_at]]
+    first_at = with_gain[first_positions(cluster[with_gain])]
+    cluster_gain[cluster[first_at]] = gain[first_at]
     other = with_gain[gain[with_gain] != cluster_gain[cluster[with_gain]]]
     n_traces = len(cols.trace_ids)
     copies_other = np.bincount(result_trace[other], minlength=n_traces).tolist()

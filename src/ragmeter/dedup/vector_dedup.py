@@ -97,6 +97,21 @@ def _encode(values: Ints) -> Ints:
     return numpy_ints(pc.dictionary_encode(arrow_ints(values)).indices)
 
 
+def first_positions(values: Ints) -> Ints:
+    """Where each distinct value first occurs, in order of first appearance (hashing, not sorting).
+
+    >>> first_positions(np.array([7, 3, 7, 5, 3])).tolist()
+    [0, 1, 3]
+    """
+    if not len(values):
+        return np.zeros(0, np.int64)
+    entry = _encode(values)
+    new = np.empty(len(entry), bool)  # entries are numbered in order of first appearance
+    new[0] = True
+    new[1:] = entry[1:] > np.maximum.accumulate(entry[:-1])
+    return np.flatnonzero(new)
+
+
 def first_in_trace(trace: Ints, code: Ints) -> Ints:
     """For each result, the index of the first result of its trace with the same code (-1 if absent).
 
@@ -109,10 +124,7 @@ def first_in_trace(trace: Ints, code: Ints) -> Ints:
         return out
     combined = trace[where].astype(np.int64) * (int(code.max()) + 1) + code[where]
     entry = _encode(combined)
-    new = np.empty(len(entry), bool)  # entries are numbered in order of first appearance
-    new[0] = True
-    new[1:] = entry[1:] > np.maximum.accumulate(entry[:-1])
-    out[where] = where[new][entry]
+    out[where] = where[first_positions(combined)][entry]
     return out
 
 
@@ -181,6 +193,6 @@ def _conflicts(cluster_trace: Ints, cluster: Ints, keys: CodedKeys) -> Ints:
         where = np.flatnonzero(code >= 0)
         if len(where):
             width = int(code.max()) + 1
-            distinct = np.unique(cluster[where] * width + code[where])
-            bad |= np.bincount(distinct // width, minlength=len(cluster_trace)) > 1
+            firsts = first_positions(cluster[where] * width + code[where])
+            bad |= np.bincount(cluster[where][firsts], minlength=len(cluster_trace)) > 1
     return np.unique(cluster_trace[bad])
