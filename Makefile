@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 STAMP_CORE := $(VENV)/.core-installed
 STAMP_ALL := $(VENV)/.all-installed
 
-.PHONY: demo test lint bench clean system-deps
+.PHONY: demo test lint bench clean system-deps mutation
 
 $(BIN)/python:
 	$(PY) -m venv $(VENV)
@@ -25,8 +25,8 @@ demo: $(STAMP_CORE)
 	$(BIN)/ragmeter run examples/suite.yaml --fresh
 
 lint: $(STAMP_ALL)
-	$(BIN)/ruff check src tests bench
-	$(BIN)/ruff format --check src tests bench
+	$(BIN)/ruff check src tests bench mutation
+	$(BIN)/ruff format --check src tests bench mutation
 	$(BIN)/mypy
 
 system-deps:
@@ -41,5 +41,10 @@ bench: $(STAMP_ALL)
 	$(BIN)/python bench/bench_agentic.py --end-to-end
 	$(BIN)/python bench/bench_ray.py
 
+# Mutation testing of the core modules (slow; not part of `make test`): docs/mutation.md.
+# MODULES="report/gate report/stats" runs some of them.
+mutation: $(STAMP_ALL)
+	$(BIN)/python mutation/run.py $(MODULES)
+
 clean:
-	rm -rf $(VENV) build dist *.egg-info src/*.egg-info .mypy_cache .ruff_cache .pytest_cache
+	rm -rf $(VENV) mutants build dist *.egg-info src/*.egg-info .mypy_cache .ruff_cache .pytest_cache

@@ -57,6 +57,7 @@ from ragmeter.schema.samples import Sample
 if TYPE_CHECKING:
     from ragmeter.judges import JudgeConfig
     from ragmeter.judges.answers import AnswerJudgements, JudgeObserver
+    from ragmeter.judges.bertscore_answers import CoverageJudgements
 
 
 def evaluate(
@@ -169,6 +170,8 @@ def _evaluate_loaded(
     default_k = k if k is not None else cfg.metrics.retrieval.default_k
     sample_k = np.array([s.metadata.k or 0 for s in samples], dtype=np.int64)
     judged = _judge(judging, judge_cfg, resolved, records, np.where(sample_k > 0, sample_k, default_k))
+    covered = _bertscore(judging, judge_cfg, cfg, cfg_path, resolved, records)
+    verdicts = {**(judged.values if judged is not None else {}), **(covered.values if covered else {})}
     inp = ScoringInput.from_table(
         table,
         relevance_level=level,
@@ -176,11 +179,17 @@ def _evaluate_loaded(
         answers=matched.answers,
         item_table=item_table,
         records=records,
-        judged=judged.values if judged is not None else None,
+        judged=verdicts or None,
     )
     scored = score_metrics(resolved, inp, default_k=default_k, sample_k=sample_k, trec_compat=trec_compat)
     coverage, index_sources, index_warnings = index_stats_coverage(index_stats, cfg, cfg_path)
     split, operational, details = rag_sections(scored, records, sample_k, default_k)
+    own = {  # ragmeter's own time, apart from the system's latency and timings
+        "judging": (judged.provenance.get("usage") or {}).get("seconds") if judged is not None else None,
+        "bertscore": covered.provenance["seconds"] if covered is not None else None,
+    }
+    if any(v is not None for v in own.values()):
+        operational = {**operational, "ragmeter_seconds": {k: v for k, v in own.items() if v is not None}}
     for qid, view in query_views(samples, outs, item_table or table).items():
         details[qid] = view | details.get(qid, {})
     warnings = [*matched.warnings, *anchors.warnings, *index_warnings]
@@ -188,12 +197,17 @@ def _evaluate_loaded(
         warnings.extend(judged.warnings)
         for qid, line in judged.details.items():
             details[qid] = details.get(qid, {}) | line
-    if any(m.definition.family == "recency_rule_pass" for m in resolved) and any(
-        s.recency_conflict_rule == "acknowledge_both" for s in samples
+    for qid, line in (covered.details if covered is not None else {}).items():
+        details[qid] = details.get(qid, {}) | line
+    acknowledge = sum(s.recency_conflict_rule == "acknowledge_both" for s in samples)
+    if (
+        acknowledge
+        and judge_cfg is None
+        and any(m.definition.family == "recency_rule_pass" for m in resolved)
     ):
         warnings.append(
-            "recency_rule_pass checks only the references of acknowledge_both samples; whether the "
-            "answer acknowledges the conflict needs a judge"
+            f"recency_rule_pass: {acknowledge} acknowledge_both question(s) unscored: whether the answer "
+            "acknowledges the conflict needs an LLM judge (add a judge: block, docs/judges.md)"
         )
     if matched.missing_output:
         shown = ", ".join(repr(s) for s in matched.missing_output[:10])
@@ -217,6 +231,8 @@ def _evaluate_loaded(
     }
     if judged is not None:
         provenance["judge"] = judged.provenance
+    if covered is not None:
+        provenance["bertscore"] = covered.provenance
     result = assemble_result(
         [s.id for s in samples],
         scored,
@@ -286,6 +302,35 @@ def _judge(
         log_path=Path(judging.log) if judging.log is not None else None,
         reliability=judging.reliability,
         observer=judging.observer,
+    )
+
+
+def _bertscore(
+    judging: _JudgeArgs,
+    judge_cfg: JudgeConfig | None,
+    cfg: RagmeterConfig,
+    cfg_path: Path | None,
+    resolved: Sequence[ResolvedMetric],
+    records: RagBatch,
+) -> CoverageJudgements | None:
+    """BERTScore coverage of the answers when a ``bertscore_*`` metric is asked for (``judge.bertscore``)."""
+    if not any(m.definition.family in ("bertscore_coverage", "bertscore_pass") for m in resolved):
+        return None
+    from ragmeter.judges.bertscore_answers import score_coverage
+    from ragmeter.judges.config import load_bertscore_config
+
+    if judge_cfg is not None:
+        settings = judge_cfg.bertscore
+    elif judging.judge is not None and not isinstance(judging.judge, bool):
+        settings = load_bertscore_config(judging.judge)
+    else:  # the config's block, also with --no-judge: BERTScore is not an LLM judge
+        settings = load_bertscore_config(cfg.judge, where=f"{cfg_path}: judge" if cfg_path else "judge")
+    observer = judging.observer
+    return score_coverage(
+        records.samples,
+        records.outputs,
+        config=settings,
+        progress=observer.progress if observer is not None else None,
     )
 
 

@@ -67,6 +67,8 @@ TIMING_KEYS = {
     "latency",
     "latency_s",
     "elapsed_seconds",
+    "seconds",
+    "ragmeter_seconds",
     "duration_s",
     "created",
     "created_at",

@@ -35,7 +35,7 @@ SPELLINGS = {
     "retrieval-mrr": "mrr",
     "retrieval-ndcg-at-k": "ndcg@k",
     "answer-containment-at-k": "containment@k",
-    "modified_precision": "recall",
+    "modified_precision": "modified_precision",  # a metric of its own (the value of recall with no cutoff)
     # trec_eval
     "P_10": "precision@10",
     "P.10": "precision@10",

@@ -72,6 +72,12 @@ def ref_recall(q: Query, k: int | None, level: float | None) -> float:
     return sum(d in rel for d in q.ranked[:k]) / len(rel) if rel else 0.0
 
 
+def ref_modified_precision(q: Query, k: int | None, level: float | None) -> float:
+    """The QA document's modified precision: relevant items anywhere in the returned list, over all relevant."""
+    rel = q.relevant(level)
+    return len(set(rel) & set(q.ranked)) / len(rel) if rel else 0.0
+
+
 def ref_precision(q: Query, k: int | None, level: float | None) -> float:
     rel = q.relevant(level)
     depth = k if k is not None else len(q.ranked)
@@ -123,6 +129,7 @@ def ref_containment(q: Query, k: int | None, level: float | None) -> float:
 REFERENCE: dict[str, Callable[[Query, int | None, float | None], float]] = {
     "hit": ref_hit,
     "recall": ref_recall,
+    "modified_precision": ref_modified_precision,
     "precision": ref_precision,
     "mrr": ref_mrr,
     "ndcg": ref_ndcg,

@@ -193,7 +193,7 @@ def test_recall_without_cutoff_is_modified_precision() -> None:
     # 12 items returned, relevant a, b, c, d; a at rank 7, c at rank 12 -> 2/4 over the whole list
     ranking = [f"x{i}" for i in range(6)] + ["a"] + [f"y{i}" for i in range(4)] + ["c"]
     values = one(["a", "b", "c", "d"], ranking, ["recall", "modified_precision", "recall@5", "recall@7"])
-    assert values == {"recall": 0.5, "recall@5": 0.0, "recall@7": 0.25}
+    assert values == {"recall": 0.5, "modified_precision": 0.5, "recall@5": 0.0, "recall@7": 0.25}
 
 
 # --- precision, MAP, R-precision, MRR@k -----------------------------------------------------------
@@ -376,7 +376,7 @@ def test_k_precedence_uniform_metadata_k_names_the_metric() -> None:
     samples = [{**s, "metadata": {"k": 3}} for s in K_SAMPLES]
     result = ragmeter.evaluate(samples, K_OUTPUTS, metrics=["precision", "hit"], k=7)
     assert list(result.aggregate) == ["precision@3", "hit@3"]
-    assert result.provenance["metrics"]["precision@3"] == {"requested": "precision@k", "k": 3}
+    assert result.provenance["metrics"]["precision@3"] == {"requested": "precision", "k": 3}
 
 
 def test_k_precedence_through_the_cli(tmp_path: Path, cli: Any) -> None:
@@ -618,7 +618,7 @@ def test_json_shape_and_provenance(tmp_path: Path, cli: Any) -> None:
     ]
     prov = data["provenance"]
     assert prov["ragmeter_version"] == ragmeter.__version__
-    assert prov["metrics"]["hit@5"]["requested"] == "hit@k"
+    assert prov["metrics"]["hit@5"]["requested"] == "retrieval-hit-at-k"  # as the user spelt it
     assert prov["metrics"]["hit@5"]["k"] == 5
     assert prov["metrics"]["ndcg@3"]["k"] == 3
     assert prov["metrics"]["mrr"]["k"] is None

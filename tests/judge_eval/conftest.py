@@ -69,6 +69,7 @@ class ScriptedJudge:
         },
         "correctness": {"reasoning": "right", "score": 5},
         "abstention": {"reasoning": "it declines", "abstained": True},
+        "conflict": {"reasoning": "names both versions", "acknowledges_conflict": True},
         "factual_match": {"reasoning": "same fact", "match": True},
         "factual_verify": {"key_facts": ["f"], "reasoning": "checked", "match": True},
     }

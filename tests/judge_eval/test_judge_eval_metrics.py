@@ -38,6 +38,8 @@ def test_judge_eval_registry_has_one_judge_entry_per_metric() -> None:
         "correctness",
         "factual_match",
         "fuzzy_match",
+        "bertscore_coverage",
+        "bertscore_pass",
     ]
     for metric in JUDGE_METRICS:
         assert isinstance(metric.kernel, PerSample) and metric.cutoff == "none"

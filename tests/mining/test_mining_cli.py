@@ -101,20 +101,16 @@ def test_rich_progress_renders(small_registry: Path) -> None:
 
     from rich.console import Console
 
-    from ragmeter.mining.progress import RichProgress, make_progress
+    from ragmeter.cli.mine_cmd import MiningView
     from ragmeter.mining.session import mine
+    from ragmeter.progress import make_progress
 
     buffer = io.StringIO()
     console = Console(file=buffer, force_terminal=True, width=120)
-    sinks: list[Any] = []
-
-    def factory(total: int) -> Any:
-        sinks.append(make_progress(quiet=False, total=total, console=console))
-        return sinks[-1]
-
-    mine(small_registry, small_registry.parent / "p.yaml", progress=factory)
-    assert isinstance(sinks[0], RichProgress)
-    sinks[0].stop()
+    progress = make_progress(console=console)
+    assert progress.mode == "bar"
+    mine(small_registry, small_registry.parent / "p.yaml", progress=lambda total: MiningView(progress, total))
+    progress.stop()
     text = buffer.getvalue()
     assert "b:q: IDENTIFIED after" in text and "cost unknown" in text
 

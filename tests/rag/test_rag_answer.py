@@ -11,7 +11,7 @@ import pytest
 from ragmeter import evaluate
 from ragmeter.cli import main
 from ragmeter.errors import InputError, MissingFieldError
-from ragmeter.metrics.rag import ABSTAINED_MISSING
+from ragmeter.metrics.rag import ABSTAINED_MISSING, ACKNOWLEDGE_NEEDS_JUDGE
 
 TRAVEL = {"rel_path": "work/policies/travel.md", "heading_path": "Travel > Per diem"}
 
@@ -165,11 +165,11 @@ NEW_REF = ref("policies/remote-2024.md", "Remote > Days")
         ("cite_both", [NEW_REF, OLD_REF], 1.0),
         ("cite_both", [NEW_REF], 0.0),
         ("cite_both", [OLD_REF], 0.0),
-        ("acknowledge_both", [OLD_REF, NEW_REF], 1.0),
-        ("acknowledge_both", [NEW_REF], 0.0),
+        ("acknowledge_both", [OLD_REF, NEW_REF], None),  # the acknowledgement needs a judge: unscored
+        ("acknowledge_both", [NEW_REF], None),
     ],
 )
-def test_recency_rules(rule: str, references: list[dict[str, Any]], expected: float) -> None:
+def test_recency_rules(rule: str, references: list[dict[str, Any]], expected: float | None) -> None:
     sample = {"category": "recency/conflict", "recency_conflict_rule": rule, "gold_supports": [OLD, NEW]}
     assert one(sample, {"references": references}, "recency_rule_pass") == expected
 
@@ -184,10 +184,13 @@ def test_cite_newer_with_nested_headings_in_one_file() -> None:
     assert one(sample, {"references": [ref("p.md", "Policy > Intro")]}, "recency_rule_pass") == 0.0
 
 
-def test_acknowledge_both_warns_that_the_acknowledgement_needs_a_judge() -> None:
+def test_acknowledge_both_without_a_judge_is_unscored_with_the_reason() -> None:
     sample = {"id": "q", "recency_conflict_rule": "acknowledge_both", "gold_supports": [OLD, NEW]}
     result = evaluate([sample], {"q": {"references": [OLD_REF, NEW_REF]}}, metrics=["recency_rule_pass"])
-    assert any("acknowledges the conflict needs a judge" in w for w in result.warnings)
+    assert result.per_query["q"]["recency_rule_pass"] is None  # citations alone never pass it
+    assert result.n_scored["recency_rule_pass"] == 0
+    assert result.provenance["metrics"]["recency_rule_pass"]["skip_reason"] == ACKNOWLEDGE_NEEDS_JUDGE
+    assert any("1 acknowledge_both question(s) unscored" in w for w in result.warnings)
 
 
 def test_recency_rule_needs_a_newer_and_an_older_support() -> None:

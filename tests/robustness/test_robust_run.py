@@ -82,6 +82,23 @@ JUDGES = {
         "did you mean 'fraction'",
     ),
     "concurrency": ("judge:\n  base_url: http://h/v1\n  model: m\n  concurrency: 0\n", "judge.concurrency"),
+    # a block with only bertscore: needs no endpoint, but its settings are still checked
+    "bertscore-typo": (
+        "judge:\n  bertscore:\n    modle: x\n",
+        "s.yaml:8: judge.bertscore.modle",
+        "did you mean 'model'",
+    ),
+    "bertscore-layers": ("judge:\n  bertscore:\n    num_layers: 0\n", "s.yaml:8: judge.bertscore.num_layers"),
+    "bertscore-and-a-typo": (
+        "judge:\n  bertscore: {}\n  modle: m\n",
+        "s.yaml:8: judge.modle",
+        "did you mean 'model'",
+    ),
+    "bertscore-and-a-bad-url": (
+        "judge:\n  bertscore: {}\n  base_url: localhost:8000/v1\n  model: m\n",
+        "judge.base_url",
+        "must start with http://",
+    ),
 }
 
 
@@ -89,6 +106,11 @@ JUDGES = {
 def test_a_bad_judge_block_is_an_error_before_any_question(refused: Any, tmp_path: Path, case: str) -> None:
     text, *fragments = JUDGES[case]
     refused(_suite(tmp_path, PYTHON + text), *fragments)
+
+
+def test_a_judge_block_with_only_bertscore_needs_no_endpoint(accepted: Any, tmp_path: Path) -> None:
+    block = "judge:\n  bertscore:\n    thresholds: {all-MiniLM-L6-v2: 0.8}\n"
+    accepted(_suite(tmp_path, PYTHON + "metrics: [hit@1]\n" + block))
 
 
 # -- URLs ----------------------------------------------------------------------------------------------

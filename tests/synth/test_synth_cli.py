@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import shutil
 from pathlib import Path
 from typing import Any
@@ -37,6 +38,14 @@ def test_the_offline_example_builds_a_verified_test_set_and_run_scores_it(exampl
     assert code == 0, err
     assert out.startswith("generated ") and "kept" in out
     assert "wrote results/synth/tests.yaml" in err
+    # progress off a terminal (ragmeter.progress): each generation stage ends with its line, and the
+    # questions task counts every question verified (also those decided without mining)
+    lines = err.splitlines()
+    assert sum(line.startswith("generation: ") and line.endswith("(done)") for line in lines) == 2
+    to_verify = re.search(r"(\d+) to verify", err)
+    assert to_verify is not None
+    n = to_verify.group(1)
+    assert [line.split(" ")[1] for line in lines if line.startswith("questions: ")][-1] == f"{n}/{n}"
     dataset = example / "results" / "synth" / "tests.yaml"
     samples = load_dataset(dataset)
     assert len(samples) >= 10
@@ -60,6 +69,7 @@ def test_the_offline_example_builds_a_verified_test_set_and_run_scores_it(exampl
 
     code, out, err = cli([*argv, "--resume", "-q"])
     assert code == 0, err
+    assert not any(line.startswith(("generation: ", "questions: ")) for line in err.splitlines())
     assert "calls this run: generator 0" in out and "solver 0 (of" in out
     again = yaml.safe_load(dataset.read_text(encoding="utf-8"))
     assert [s["id"] for s in again["samples"]] == [s.id for s in samples]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 import platform
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal
@@ -108,6 +108,7 @@ def _reference(
     labeller: GainLabeller | None,
     good_threshold: float,
     details: bool,
+    progress: Callable[[int, int], None] | None,
 ) -> tuple[
     list[PreparedTrace], list[TraceScore], dict[str, Any], dict[str, list[Label]], dict[str, Any] | None, int
 ]:
@@ -120,8 +121,10 @@ def _reference(
     ]  # streams: models are dropped
     boilerplate = find_boilerplate((k for p in prepared for k in p.keys), min_urls=policy.boilerplate_urls)
     memo: LabellerMemo = {}
-    scores = []
+    scores: list[TraceScore] = []
     for p in prepared:
+        if progress is not None:
+            progress(len(scores), len(prepared))
         if p.status != "scored":
             scores.append(unscorable(p))
             continue
@@ -132,6 +135,8 @@ def _reference(
         scores.append(
             score_trace(p, clusters, gains, good_threshold=good_threshold, keys=keys, details=details)
         )
+    if progress is not None:
+        progress(len(scores), len(prepared))
     return prepared, scores, trace_source, labels_by_trace, labels_source, len(boilerplate)
 
 
@@ -145,6 +150,7 @@ def evaluate_agentic(
     policy: DedupPolicy | None = None,
     good_threshold: float = GOOD_THRESHOLD,
     details: bool = False,
+    progress: Callable[[int, int], None] | None = None,
     engine: Literal["auto", "reference"] = "auto",
 ) -> AgenticResult:
     """Score agentic search traces with the Retrieved Good Gain metrics.
@@ -153,7 +159,8 @@ def evaluate_agentic(
     runs; ``trace_format`` ``auto`` detects which) or a list of native trace objects.
     ``labels``: a labels file or list of label objects (gains by trace id and result key).
     ``labeller`` labels the unique results that still lack a gain, once per (task, cluster).
-    ``details`` adds the dedup record of every result to each trace. ``engine="auto"`` reads a
+    ``details`` adds the dedup record of every result to each trace. ``progress(done, total)``
+    is called as traces are scored (with a labeller, each may wait on the judge). ``engine="auto"`` reads a
     native JSON Lines file on the columnar fast path (:mod:`ragmeter.agentic.columnar`) when no
     labeller and no ``details`` are asked for; ``"reference"`` always takes the record-at-a-time
     path. Both give the same result.
@@ -180,12 +187,23 @@ def evaluate_agentic(
         from ragmeter.agentic.columnar import evaluate_columnar
 
         labels_by_trace, labels_source = _labels(labels, keys)
-        run = evaluate_columnar(Path(traces), labels_by_trace, policy=policy, good_threshold=good_threshold)
+        run = evaluate_columnar(
+            Path(traces), labels_by_trace, policy=policy, good_threshold=good_threshold, progress=progress
+        )
         prepared, scores, n_boilerplate = run.prepared, run.scores, run.boilerplate_keys
         trace_source = {"path": str(Path(traces)), "sha256": run.sha256, "format": "native"}
     else:
         prepared, scores, trace_source, labels_by_trace, labels_source, n_boilerplate = _reference(
-            traces, labels, trace_format, search_tools, keys, policy, labeller, good_threshold, details
+            traces,
+            labels,
+            trace_format,
+            search_tools,
+            keys,
+            policy,
+            labeller,
+            good_threshold,
+            details,
+            progress,
         )
 
     provenance = {

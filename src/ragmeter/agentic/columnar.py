@@ -18,7 +18,7 @@ compares the two paths on random traces.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -75,9 +75,15 @@ def evaluate_columnar(
     *,
     policy: DedupPolicy,
     good_threshold: float,
+    progress: Callable[[int, int], None] | None = None,
 ) -> ColumnarRun:
-    """Read, deduplicate and score a native JSON Lines trace file (see the module docstring)."""
+    """Read, deduplicate and score a native JSON Lines trace file (see the module docstring).
+
+    ``progress(done, total)`` hears of the traces once read (none scored) and once all are scored.
+    """
     cols = read_columns(path)
+    if progress is not None:
+        progress(0, len(cols.trace_ids))
     keys = run_keys(cols, policy)
     outcome = deduplicate_coded(keys.coded, prefix_chars=policy.prefix_chars)
     to_reference = set(outcome.conflicts.tolist())
@@ -117,4 +123,6 @@ def evaluate_columnar(
     )
     scored.update(zip(slow, referenced, strict=True))
     scores = [scored[t] if t in scored else unscorable(p) for t, p in enumerate(prepared)]
+    if progress is not None:
+        progress(len(scores), len(scores))
     return ColumnarRun(prepared, scores, cols.sha256, len(keys.boilerplate))

@@ -29,8 +29,13 @@ class JudgeLabeller:
     """Label unique search results with the relevance judge (0-4 gains against the task)."""
 
     def __init__(self, config: JudgeConfig | Mapping[str, Any] | str | Path) -> None:
+        from ragmeter.judges.runner import RunHooks
+        from ragmeter.judges.session import ServerModels
+
         self.config = load_judge_config(config)
         self.runs: list[JudgeRun] = []
+        # one GET /models per endpoint for every trace labelled, and one line when nothing answers
+        self._hooks = RunHooks(check_endpoints=True, server_models=ServerModels())
 
     @property
     def name(self) -> str:
@@ -57,7 +62,7 @@ class JudgeLabeller:
             }
             for index, result in enumerate(results)
         ]
-        run = label_relevance(pairs, config=self.config, resume=False)
+        run = label_relevance(pairs, config=self.config, resume=False, hooks=self._hooks)
         self.runs.append(run)
         by_result = {o.result_id: o for o in run.outcomes if o.metric == "relevance"}
         gains: list[float | Unscored] = []

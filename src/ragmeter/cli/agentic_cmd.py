@@ -149,19 +149,32 @@ def agentic_command(
         raise ConfigError(f"--format must be one of {', '.join(TRACE_FORMATS)}, got {trace_format!r}")
     if out is not None:
         check_output_file(out)  # before any judge call is paid for
+    from ragmeter.progress import make_progress
+
     labeller = None
     if judge_config is not None:
         from ragmeter.agentic.judge_labeller import JudgeLabeller
 
         labeller = JudgeLabeller(judge_config)
-    result = evaluate_agentic(
-        traces,
-        labels,
-        trace_format=trace_format,
-        search_tools=search_tool or None,
-        details=details,
-        labeller=labeller,
-    )
+    progress = make_progress(quiet=labeller is None)  # only a judge makes scoring take a while
+
+    def traced(done: int, total: int) -> None:
+        if done == 0:
+            progress.add("labelling traces", total=total, unit="traces")
+        progress.update("labelling traces", done=done)
+
+    try:
+        result = evaluate_agentic(
+            traces,
+            labels,
+            trace_format=trace_format,
+            search_tools=search_tool or None,
+            details=details,
+            labeller=labeller,
+            progress=traced,
+        )
+    finally:
+        progress.stop()
     if labeller is not None:
         usage = labeller.usage()
         Console(stderr=True).print(

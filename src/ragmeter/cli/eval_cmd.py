@@ -3,103 +3,16 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import Annotated, Any
 
 import typer
 from rich.console import Console
-from rich.markup import escape
 
 from ragmeter.cli import app
 from ragmeter.cli.options import finite, output_file, output_folder
+from ragmeter.cli.render import JudgeConsole
 from ragmeter.cli.run_cmd import ExecutorOption, RayAddressOption
 from ragmeter.errors import ConfigError
-
-if TYPE_CHECKING:
-    from rich.progress import Progress, TaskID
-
-    from ragmeter.judges import CostEstimate, JudgeRun
-
-
-class JudgeConsole:
-    """Tells the user on stderr what judging may cost, how far it is, and when the budget stopped it.
-
-    The progress bar shows only on a terminal.
-    """
-
-    def __init__(self, err: Console, *, say_budget_stop: bool) -> None:
-        self.err = err
-        self.say_budget_stop = say_budget_stop
-        self._progress: Progress | None = None
-        self._tasks: dict[str, TaskID] = {}
-
-    def estimated(
-        self, estimate: CostEstimate, *, n_items: int, max_cost_usd: float | None, spot_check: bool
-    ) -> None:
-        """Print the cost estimate before any judge call."""
-        if estimate.cost_usd_max is None:
-            cost = "cost unknown: no price for the judge model (set judge.prices)"
-        else:
-            cost = f"at most {estimate.cost_usd_max:.4g} USD (upper bound)"
-        extra = (
-            f" + up to {estimate.possible_extra_calls} verification passes"
-            if estimate.possible_extra_calls
-            else ""
-        )
-        self.err.print(
-            f"judging {n_items} answer(s): {estimate.planned_calls} judge call(s){extra}, "
-            f"{estimate.cached_calls} from the cache; {cost}"
-            + ("; the reliability spot-check re-judges a subset on top" if spot_check else ""),
-            highlight=False,
-            soft_wrap=True,
-        )
-        if max_cost_usd is not None:
-            self.err.print(
-                f"budget: judging stops before spending more than {max_cost_usd:g} USD", highlight=False
-            )
-
-    def progress(self, phase: str, done: int, total: int) -> None:
-        """Advance the bar of ``phase`` (``judging`` / ``spot-check``)."""
-        if not self.err.is_terminal:
-            return
-        if self._progress is None:
-            from rich.progress import (
-                BarColumn,
-                MofNCompleteColumn,
-                Progress,
-                TextColumn,
-                TimeElapsedColumn,
-                TimeRemainingColumn,
-            )
-
-            self._progress = Progress(
-                TextColumn("{task.description}"),
-                BarColumn(),
-                MofNCompleteColumn(),
-                TimeElapsedColumn(),
-                TextColumn("eta"),
-                TimeRemainingColumn(),
-                console=self.err,
-            )
-            self._progress.start()
-        if phase not in self._tasks:
-            self._tasks[phase] = self._progress.add_task(phase, total=total)
-        self._progress.update(self._tasks[phase], completed=done, total=total)
-
-    def finished(self, run: JudgeRun) -> None:
-        """Stop the bar; say so when the budget stopped the run."""
-        self.close()
-        if self.say_budget_stop and run.usage.budget_exhausted:
-            self.err.print(
-                f"[yellow]judge:[/] stopped before spending more: {escape(run.usage.budget_message or '')}",
-                highlight=False,
-                soft_wrap=True,
-            )
-
-    def close(self) -> None:
-        """Stop the bar if it is showing."""
-        if self._progress is not None:
-            self._progress.stop()
-            self._progress = None
 
 
 @app.command("eval")

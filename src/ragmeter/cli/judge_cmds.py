@@ -8,11 +8,11 @@ from typing import Annotated, Any
 
 import typer
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 from rich.table import Table
 
 from ragmeter.cli import app
 from ragmeter.cli.options import finite
+from ragmeter.progress import make_progress
 
 cache_app = typer.Typer(
     name="cache",
@@ -175,7 +175,7 @@ def calibrate_bertscore_command(
     from ragmeter.errors import InputError
     from ragmeter.io.records import read_record_list, validate
     from ragmeter.judges.bertscore import calibrate_threshold, coverage
-    from ragmeter.judges.config import BertScoreConfig
+    from ragmeter.judges.config import load_bertscore_config
 
     class Pair(BaseModel):
         model_config = ConfigDict(extra="forbid")
@@ -186,8 +186,7 @@ def calibrate_bertscore_command(
         label: bool
         id: str | None = Field(default=None)
 
-    block = _judge_block(config).get("bertscore") or {}
-    settings = validate(BertScoreConfig, block, where="judge.bertscore")
+    settings = load_bertscore_config(_judge_block(config))  # the settings eval's bertscore_* metrics read
     update: dict[str, Any] = {}
     if model is not None:
         update["model"] = model
@@ -213,23 +212,15 @@ def calibrate_bertscore_command(
         f"scoring {len(checked)} pair(s) with {settings.model} (loading the model takes a few seconds)",
         highlight=False,
     )
-    with Progress(
-        TextColumn("bertscore"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TimeRemainingColumn(),
-        console=err,
-        transient=True,
-        disable=not err.is_terminal,
-    ) as progress:
-        task = progress.add_task("pairs", total=len(checked))
+    with make_progress(console=err) as progress:
+        progress.add("bertscore", total=len(checked), unit="pairs")
         for where, pair, refs in checked:
             result = coverage(pair.answer, refs, config=settings)
             if result.score is None:
                 raise InputError(f"cannot score this pair: {result.unscored_reason}", where=where)
             scores.append(result.score)
             labels.append(pair.label)
-            progress.advance(task)
+            progress.update("bertscore", advance=1)
     calibration = calibrate_threshold(scores, labels, model=settings.model, min_precision=min_precision)
     if as_json:
         typer.echo(calibration.model_dump_json(indent=2))

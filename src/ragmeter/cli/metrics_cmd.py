@@ -20,7 +20,8 @@ NEEDS_HELP = {
     "relevant": "a query with a relevant item (others are skipped, not 0)",
     "answer": "an expected answer (metadata.expected_answer)",
     "sample": "the fields it reads; a query without them is unscored, with the reason",
-    "judge": "an LLM judge (judge: block), see docs/judges.md",
+    "judge": "a verdict made before scoring: an LLM judge (judge: block), the fuzzy match or the "
+    "BERTScore model (judge.bertscore); see docs/judges.md",
 }
 
 

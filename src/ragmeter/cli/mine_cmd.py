@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.console import Console
@@ -17,6 +17,10 @@ from ragmeter.cli import app
 from ragmeter.cli.options import finite, output_file, output_folder
 from ragmeter.cli.run_cmd import ExecutorOption, RayAddressOption, executor_note
 from ragmeter.errors import ConfigError
+
+if TYPE_CHECKING:
+    from ragmeter.mining.miner import MinedQuestion
+    from ragmeter.progress import Progress
 
 try:  # typer >= 0.29 vendors click; older releases use the click package
     from typer._click import Context
@@ -31,6 +35,86 @@ class _DefaultRunGroup(typer.core.TyperGroup):
         if args and args[0] not in self.commands and args[0] not in ("--help", "-h"):
             args = ["run", *args]
         return super().parse_args(ctx, args)
+
+
+def _money(cost: float, unpriced: int, calls: int) -> str:
+    if calls and unpriced == calls:
+        return "cost unknown (unpriced solver)"
+    text = f"${cost:.4f}"
+    return text + (f" + {unpriced} unpriced calls" if unpriced else "")
+
+
+def summary_line(mined: MinedQuestion) -> str:
+    """One line per finished question.
+
+    Example: ``b:q1: IDENTIFIED after 48 trials (textwrap.fill), 48 calls, $0.0123``.
+    """
+    c = mined.conclusion
+    if c is None:
+        return f"{mined.question.pair_id}: INCOMPLETE ({mined.error}), {mined.calls} calls"
+    yes = [mined.question.pool.ids[i] for i, s in enumerate(c.docs) if s.verdict == "YES"]
+    status = c.status + (f"/{c.no_relevant_kind}" if c.no_relevant_kind else "")
+    found = f" ({', '.join(yes)})" if yes else ""
+    return (
+        f"{mined.question.pair_id}: {status} after {c.trials} trials{found}, "
+        f"{mined.calls} calls, {_money(mined.cost_usd, mined.unpriced_calls, mined.calls)}"
+    )
+
+
+class MiningView:
+    """Mining progress on a :class:`~ragmeter.progress.Progress`: questions, the current question's trials.
+
+    The questions task carries the current question, its look, its passes and the cost so far;
+    the trials task (a bar only) runs up to the look being run. Every finished question prints its
+    summary line (also with ``--quiet``). With ``count_questions=False`` the caller moves the
+    questions task and prints the lines (``synth`` decides some questions without mining).
+    """
+
+    def __init__(self, progress: Progress, total: int, *, count_questions: bool = True) -> None:
+        self._progress = progress
+        self._count = count_questions
+        self._cost = 0.0
+        self._unpriced = 0
+        self._calls = 0
+        self._pair = ""
+        self._look = 0
+        self._passes = 0
+        self._trials = 0
+        progress.add("questions", total=total)
+
+    def _info(self) -> str:
+        money = _money(self._cost, self._unpriced, self._calls)
+        return f"{self._pair}, look {self._look}, {self._passes}/{self._trials} trials passed, {money} so far"
+
+    def question_started(self, pair_id: str, pool_size: int, trials_logged: int) -> None:
+        """A new question: its trials bar starts from what its log holds."""
+        self._pair, self._look, self._passes, self._trials = pair_id, 0, 0, trials_logged
+        self._progress.add("trials", total=None, done=trials_logged, lines=False)
+        self._progress.update("questions", info=self._info())
+
+    def look_started(self, pair_id: str, look: int, new_trials: int) -> None:
+        """The trials bar now runs up to this look."""
+        self._look = look
+        self._progress.update("trials", total=look, done=look - new_trials)
+        self._progress.update("questions", info=self._info())
+
+    def trial_done(self, pair_id: str, passed: bool | None, cost_usd: float | None) -> None:
+        """One more trial, and the running cost."""
+        self._calls += 1
+        self._trials += 1
+        self._passes += bool(passed)
+        if cost_usd is None:
+            self._unpriced += 1
+        else:
+            self._cost += cost_usd
+        self._progress.update("trials", advance=1)
+        self._progress.update("questions", info=self._info())
+
+    def question_done(self, mined: MinedQuestion) -> None:
+        """Count the question and print its summary line."""
+        if self._count:
+            self._progress.note(summary_line(mined))
+            self._progress.update("questions", advance=1)
 
 
 mine_app = typer.Typer(
@@ -118,8 +202,8 @@ def mine_run(
 ) -> None:
     """Mine REGISTRY into a retrieval dataset (also a ragmeter evaluation dataset)."""
     from ragmeter.executors import make_executor
-    from ragmeter.mining.progress import LineProgress, RichProgress, make_progress
     from ragmeter.mining.session import DesignOptions, mine
+    from ragmeter.progress import make_progress
 
     if design is not None and design not in ("bayes", "fixed"):
         raise ConfigError(f"--design must be bayes or fixed, got {design!r}")
@@ -131,12 +215,10 @@ def mine_run(
     def note(message: str) -> None:
         err.print(message, markup=False)
 
-    sinks: list[RichProgress | LineProgress] = []
+    progress = make_progress(quiet=quiet, console=err, emit=note)
 
-    def factory(total: int) -> RichProgress | LineProgress:
-        sink = make_progress(quiet=quiet, total=total, console=err, emit=note)
-        sinks.append(sink)
-        return sink
+    def factory(total: int) -> MiningView:
+        return MiningView(progress, total)
 
     options = DesignOptions(name=design, trials=trials, strict=strict, screen=screen, tau=tau)
     try:
@@ -158,12 +240,9 @@ def mine_run(
         if runner.remote:
             note(executor_note(runner.describe()))
     finally:
-        for sink in sinks:
-            sink.stop()
+        progress.stop()
         runner.close()
     if recompute:
-        from ragmeter.mining.progress import summary_line
-
         for mined in outcome.mined:
             note(summary_line(mined))
     calls = sum(m.calls for m in outcome.mined)

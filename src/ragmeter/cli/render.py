@@ -11,13 +11,17 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from ragmeter.progress import make_progress
 from ragmeter.results import EvalResult
+
+if TYPE_CHECKING:
+    from ragmeter.judges import CostEstimate, JudgeRun
 
 MAX_WARNINGS_SHOWN = 8
 
@@ -79,12 +83,15 @@ def judge_lines(result: EvalResult) -> list[str]:
         second = (info.get("reliability") or {}).get("model")
         cost = usage.get("cost_usd")
         cost_text = "cost unknown (no price for the model)" if cost is None else f"{cost:.6g} USD"
+        logged = f"{usage.get('from_log', 0)} from the judge log, " if usage.get("from_log") else ""
+        seconds = usage.get("seconds")
         lines.append(
             f"judge {judge.get('model', '?')}"
             + (f" (spot-check: {second})" if second else "")
             + f": {usage.get('calls', 0)} calls, "
-            f"{usage.get('cache_hits', 0)} from the cache, "
+            f"{usage.get('cache_hits', 0)} from the cache, {logged}"
             f"{usage.get('prompt_tokens', 0) + usage.get('completion_tokens', 0)} tokens, {cost_text}"
+            + (f", {seconds:.1f} s judging" if isinstance(seconds, int | float) else "")
             + (" — stopped at the budget" if usage.get("budget_exhausted") else "")
         )
     for name, stats in result.judge_reliability.items():
@@ -244,3 +251,67 @@ def print_result(
         err.print(f"[yellow]warning:[/] {escape(warning)}", highlight=False, soft_wrap=True)
     if len(result.warnings) > MAX_WARNINGS_SHOWN:
         err.print(f"[yellow]… {len(result.warnings) - MAX_WARNINGS_SHOWN} more warnings (see --json)[/]")
+
+
+class JudgeConsole:
+    """Tells the user on stderr what judging may cost, how far it is, and when the budget stopped it.
+
+    Progress is a bar on a terminal and a plain line every few seconds elsewhere (CI logs).
+    """
+
+    def __init__(self, err: Console, *, say_budget_stop: bool, quiet: bool = False) -> None:
+        self.err = err
+        self.say_budget_stop = say_budget_stop
+        self.quiet = quiet
+        self._progress = make_progress(quiet=quiet, console=err)
+        self._phases: set[str] = set()
+
+    def estimated(
+        self, estimate: CostEstimate, *, n_items: int, max_cost_usd: float | None, spot_check: bool
+    ) -> None:
+        """Print the estimate of the calls that remain, before any judge call (not when quiet)."""
+        if self.quiet:
+            return
+        if estimate.cost_usd_max is None:
+            cost = "cost unknown: no price for the judge model (set judge.prices)"
+        else:
+            cost = f"at most {estimate.cost_usd_max:.4g} USD (upper bound)"
+        extra = (
+            f" + up to {estimate.possible_extra_calls} verification passes"
+            if estimate.possible_extra_calls
+            else ""
+        )
+        logged = f", {estimate.logged_calls} from the judge log" if estimate.logged_calls else ""
+        self.err.print(
+            f"judging {n_items} answer(s): {estimate.planned_calls} judge call(s){extra}, "
+            f"{estimate.cached_calls} from the cache{logged}; {cost}"
+            + ("; the reliability spot-check re-judges a subset on top" if spot_check else ""),
+            highlight=False,
+            soft_wrap=True,
+        )
+        if max_cost_usd is not None:
+            self.err.print(
+                f"budget: judging stops before spending more than {max_cost_usd:g} USD", highlight=False
+            )
+
+    def progress(self, phase: str, done: int, total: int) -> None:
+        """``phase`` (``judging`` / ``spot-check``) has ``done`` of ``total`` judgements."""
+        if phase not in self._phases:
+            self._phases.add(phase)
+            self._progress.add(phase, total=total, unit="answers" if phase == "bertscore" else "judgements")
+        self._progress.update(phase, done=done, total=total)
+
+    def finished(self, run: JudgeRun) -> None:
+        """End the progress; say so when the budget stopped the run."""
+        self.close()
+        if self.say_budget_stop and run.usage.budget_exhausted:
+            self.err.print(
+                f"[yellow]judge:[/] stopped before spending more: {escape(run.usage.budget_message or '')}",
+                highlight=False,
+                soft_wrap=True,
+            )
+
+    def close(self) -> None:
+        """End the progress display."""
+        self._progress.stop()
+        self._phases.clear()

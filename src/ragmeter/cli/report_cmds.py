@@ -21,6 +21,10 @@ if TYPE_CHECKING:
     from ragmeter.report.compare import Comparison
     from ragmeter.report.history import HistoryEntry
 
+RESULTS_KINDS = "a results folder, its metrics.json, or an agentic result JSON (ragmeter agentic --out)"
+BASELINE_HELP = f"Baseline: {RESULTS_KINDS}."
+CANDIDATE_HELP = f"Candidate: {RESULTS_KINDS}."
+
 
 def _fmt_delta(value: float | None) -> str:
     return "—" if value is None else f"{value:+.4f}"
@@ -70,8 +74,8 @@ def comparison_tables(comparison: Comparison, *, width: int) -> list[Table]:
 
 @app.command("compare")
 def compare_command(
-    baseline: Annotated[Path, typer.Argument(help="Baseline results folder.")],
-    candidate: Annotated[Path, typer.Argument(help="Candidate results folder.")],
+    baseline: Annotated[Path, typer.Argument(help=BASELINE_HELP)],
+    candidate: Annotated[Path, typer.Argument(help=CANDIDATE_HELP)],
     metric: Annotated[list[str] | None, typer.Option("--metric", "-m", help="Only these metrics.")] = None,
     confidence: Annotated[
         float, typer.Option(min=0.5, max=0.999, help="Confidence level of the intervals.", callback=finite)
@@ -121,8 +125,8 @@ def compare_command(
 
 @app.command("gate")
 def gate_command(
-    baseline: Annotated[Path, typer.Argument(help="Baseline results folder.")],
-    candidate: Annotated[Path, typer.Argument(help="Candidate results folder.")],
+    baseline: Annotated[Path, typer.Argument(help=BASELINE_HELP)],
+    candidate: Annotated[Path, typer.Argument(help=CANDIDATE_HELP)],
     fail_on: Annotated[
         list[str],
         typer.Option(
@@ -263,15 +267,25 @@ def history_command(
 
 @app.command("report")
 def report_command(
-    results_dir: Annotated[Path, typer.Argument(help="Results folder (with metrics.json).")],
+    results_dir: Annotated[
+        Path,
+        typer.Argument(
+            metavar="RESULTS",
+            help=f"The results: {RESULTS_KINDS}.",
+        ),
+    ],
     out: Annotated[
-        Path | None, typer.Option("--out", help="HTML file to write (default RESULTS_DIR/report.html).")
+        Path | None,
+        typer.Option(
+            "--out",
+            help="HTML file to write (default: report.html in the results folder or beside the file).",
+        ),
     ] = None,
     db: Annotated[
         Path | None, typer.Option("--history", help="History database whose trend to include, if it exists.")
     ] = None,
 ) -> None:
-    """Write one self-contained HTML report that opens offline."""
+    """Write one self-contained HTML report that opens offline, from a results folder or a results file."""
     from ragmeter.report.history import default_history_path, load_history
     from ragmeter.report.html import write_report
 

@@ -80,7 +80,7 @@ def run_command(
     ray_address: RayAddressOption = None,
 ) -> None:
     """Ask every question of a suite, record the answers, score them and write the results folder."""
-    from ragmeter.cli.render import parse_breakdowns, print_result
+    from ragmeter.cli.render import JudgeConsole, parse_breakdowns, print_result
     from ragmeter.executors import make_executor
     from ragmeter.harness.results_folder import RUN_FILES
     from ragmeter.harness.suite_run import run_suite
@@ -98,6 +98,7 @@ def run_command(
         if not quiet or message.startswith("warning:"):
             err.print(message, markup=False)
 
+    observer = JudgeConsole(err, say_budget_stop=as_json, quiet=quiet)
     try:
         outcome = run_suite(
             suite,
@@ -108,10 +109,12 @@ def run_command(
             results_dir=results_dir,
             notify=note,
             executor=runner,
+            judge_observer=observer,
         )
         if runner.remote:
             note(executor_note(runner.describe()))
     finally:
+        observer.close()
         runner.close()
     summary = outcome.summary
     asked = f"asked {summary.n_called} question(s) in {summary.elapsed_seconds:.1f} s"

@@ -68,10 +68,9 @@ def synth_command(
     as_json: Annotated[bool, typer.Option("--json", help="Print the synthesis report as JSON.")] = False,
 ) -> None:
     """Generate questions from CORPUS, verify them with Monte Carlo trials, write the test set and a report."""
-    from ragmeter.mining.miner import MiningProgress, SilentProgress
-    from ragmeter.mining.progress import RichProgress
+    from ragmeter.cli.mine_cmd import MiningView
+    from ragmeter.progress import make_progress
     from ragmeter.synth.config import CATEGORIES
-    from ragmeter.synth.progress import GenerationTicker
     from ragmeter.synth.report import summary_lines
     from ragmeter.synth.session import Overrides, synthesize
 
@@ -91,16 +90,19 @@ def synth_command(
         if not quiet:
             err.print(message, markup=False)
 
-    bars: list[RichProgress] = []
+    progress = make_progress(quiet=quiet, console=err, emit=note)
 
-    def factory(total: int) -> MiningProgress:
-        if quiet or not err.is_terminal:
-            return SilentProgress()
-        bar = RichProgress(err, total)
-        bars.append(bar)
-        return bar
+    def factory(total: int) -> MiningView:  # verification: mine's questions and trials
+        return MiningView(progress, total, count_questions=False)
 
-    ticker = GenerationTicker(console=None if quiet else err, emit=note)
+    def on_task(done: int, total: int) -> None:  # generation, stage by stage
+        if done == 1:
+            progress.add("generation", total=total, unit="tasks")
+        progress.update("generation", done=done)
+
+    def on_question(done: int, total: int) -> None:  # the session prints a line per question
+        progress.update("questions", done=done)
+
     overrides = Overrides(
         n=n, categories=chosen, seed=seed, verify=verify, judge_config=judge_config, concurrency=concurrency
     )
@@ -115,12 +117,11 @@ def synth_command(
             work_dir=work_dir,
             progress=factory,
             notify=note,
-            on_task=ticker,
+            on_task=on_task,
+            on_question=on_question,
         )
     finally:
-        ticker.stop()
-        for bar in bars:
-            bar.stop()
+        progress.stop()
     if as_json:
         typer.echo(json.dumps(outcome.report, indent=2, ensure_ascii=False))
     else:

@@ -39,7 +39,7 @@ def rag_sections(
     """Breakdowns (with doc types), the operational summary, and per-query details."""
     samples = records.samples
     split = breakdowns(scored, samples)
-    hit = next((m for m in scored if m.requested.startswith("hit@")), None)
+    hit = next((m for m in scored if m.name.startswith("hit@")), None)
     if hit is not None and any(f is not None for f in records.facts):
         k = sample_k if isinstance(hit.k, str) else np.full(len(samples), hit.k, dtype=np.int64)
         k = np.where(k > 0, k, default_k)
@@ -47,8 +47,8 @@ def rag_sections(
         if coverage:
             split["doc_type"] = {t: {hit.name: {"mean": s / n, "n": n}} for t, (s, n) in coverage.items()}
     operational: dict[str, Any] = {}
-    if any(m.requested.split(".")[0] in OPERATIONAL_FAMILIES for m in scored):
-        cost = next((m for m in scored if m.requested == "cost"), None)
+    if any(m.name.split(".")[0] in OPERATIONAL_FAMILIES for m in scored):
+        cost = next((m for m in scored if m.name == "cost"), None)
         operational = operational_summary(records, cost.values[cost.scored].tolist() if cost else None)
     details: dict[str, dict[str, Any]] = {}
     per_sample = [m for m in scored if m.reasons is not None]

@@ -31,8 +31,8 @@ from ragmeter.harness.calls import Adapter, question_of
 from ragmeter.harness.framework_suite import FRAMEWORK_SYSTEMS
 from ragmeter.harness.frameworks import FrameworkSetupError, detect_framework, framework_adapter
 from ragmeter.harness.journal import OUTPUTS_FILENAME, OutputsJournal
-from ragmeter.harness.progress import make_progress
-from ragmeter.harness.runner import RunAborted, RunSettings, RunSummary, call_all
+from ragmeter.harness.runner import QuestionProgress, RunAborted, RunSettings, RunSummary, call_all
+from ragmeter.progress import make_progress
 from ragmeter.results import EvalResult
 from ragmeter.schema.samples import Sample
 
@@ -114,7 +114,8 @@ def run(
     ``options`` are the framework system's suite keys (docs/frameworks.md), e.g.
     ``metadata={"rel_path": "source"}`` or, for a Haystack pipeline,
     ``retriever="bm25"``. With ``results_dir`` the outputs are written there as
-    ``outputs.jsonl`` and the evaluation next to them. ``progress`` shows a progress bar.
+    ``outputs.jsonl`` and the evaluation next to them. ``progress`` shows the progress on stderr
+    (a bar on a terminal, plain lines in logs).
     """
     from ragmeter.api import evaluate
 
@@ -131,7 +132,7 @@ def run(
     )
     folder = Path(results_dir) if results_dir is not None else None
     memory = MemoryJournal()
-    sink = make_progress(quiet=not progress)
+    sink = QuestionProgress(make_progress(quiet=not progress))
     try:
         if folder is not None:
             folder.mkdir(parents=True, exist_ok=True)

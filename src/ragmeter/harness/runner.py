@@ -28,10 +28,13 @@ import time
 from collections import deque
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from ragmeter.harness.calls import Adapter, CallFailed, describe_exception, finish_output
 from ragmeter.schema.samples import Sample
+
+if TYPE_CHECKING:
+    from ragmeter.progress import Progress
 
 MIN_REFUSED_STREAK = 3
 """Stop after this many consecutive connection-refused questions (or ``concurrency``, if larger)."""
@@ -163,6 +166,33 @@ class NoProgress:
 
     def stop(self) -> None:
         """Show nothing."""
+
+
+class QuestionProgress:
+    """Questions asked, on a :class:`ragmeter.progress.Progress`; failures and timeouts in its text."""
+
+    def __init__(self, progress: Progress) -> None:
+        self._progress = progress
+        self._failed = 0
+        self._timeouts = 0
+
+    def start(self, total: int, completed: int) -> None:
+        """The run begins: questions answered by an earlier run count as done (not in the rate)."""
+        self._progress.add("asking", total=total, done=completed, unit="questions")
+
+    def advance(self, record: CallRecord) -> None:
+        """One more question finished."""
+        if record.timed_out:
+            self._timeouts += 1
+        elif record.failed:
+            self._failed += 1
+        counts = [f"{self._failed} failed"] if self._failed else []
+        counts += [f"{self._timeouts} timed out"] if self._timeouts else []
+        self._progress.update("asking", advance=1, info=", ".join(counts))
+
+    def stop(self) -> None:
+        """End the display."""
+        self._progress.stop()
 
 
 def backoff_delay(

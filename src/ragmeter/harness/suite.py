@@ -495,16 +495,21 @@ def check_response_mapping(loaded: LoadedSuite) -> None:
 
 
 def check_judge(loaded: LoadedSuite) -> None:
-    """The suite's ``judge:`` block must be a valid judge config (checked before any question is asked)."""
+    """The suite's ``judge:`` block must be a valid judge config (checked before any question is asked).
+
+    A block holding only ``bertscore:`` (the ``bertscore_*`` metrics' settings) needs no endpoint:
+    its settings are checked as those of a full config.
+    """
     block = loaded.suite.judge
     if block is None:
         return
-    from ragmeter.judges.config import JudgeConfig, not_a_judge_block
+    from ragmeter.judges.config import ENDPOINT_STAND_INS, JudgeConfig, bertscore_only, not_a_judge_block
 
     if not isinstance(block, dict):
         raise loaded.error(["judge"], not_a_judge_block(block))
+    stand_ins = ENDPOINT_STAND_INS if bertscore_only(block) else {}
     try:
-        JudgeConfig.model_validate(block)
+        JudgeConfig.model_validate({**stand_ins, **block})
     except ValidationError as exc:
         errors = exc.errors()
         err = next((e for e in errors if e["type"] == "extra_forbidden"), errors[0])
@@ -561,6 +566,12 @@ def check_builtin(loaded: LoadedSuite) -> None:
         errors = exc.errors()
         err = next((e for e in errors if e["type"] == "extra_forbidden"), errors[0])
         key = str(err["loc"][0]) if err["loc"] else "type"
+        if err["type"] == "extra_forbidden" and key == "options":
+            raise loaded.error(
+                ["system", key],
+                "unknown key; the pipeline's settings go directly under system: "
+                "(max_chunk_tokens: 200, not options: {max_chunk_tokens: 200})",
+            ) from None
         if err["type"] == "extra_forbidden":
             known = [*BuiltinSystem.model_fields, *(f for f in PipelineConfig.model_fields if f != "k")]
             close = difflib.get_close_matches(key, known, n=1)

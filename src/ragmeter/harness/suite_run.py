@@ -14,7 +14,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ragmeter.config import RagmeterConfig, load_config
 from ragmeter.errors import ConfigError, InputError, RagmeterError
@@ -24,7 +24,6 @@ from ragmeter.harness.adapters import make_adapter
 from ragmeter.harness.calls import Adapter, question_of
 from ragmeter.harness.framework_suite import HaystackSystem
 from ragmeter.harness.journal import OUTPUTS_FILENAME, JournalState, OutputsJournal, read_journal
-from ragmeter.harness.progress import make_progress
 from ragmeter.harness.remote import RemoteAdapter
 from ragmeter.harness.results_folder import (
     CONFIG_FILENAME,
@@ -34,7 +33,14 @@ from ragmeter.harness.results_folder import (
     read_config_to_resume,
     resolved_suite,
 )
-from ragmeter.harness.runner import ProgressSink, RunAborted, RunSettings, RunSummary, call_all
+from ragmeter.harness.runner import (
+    ProgressSink,
+    QuestionProgress,
+    RunAborted,
+    RunSettings,
+    RunSummary,
+    call_all,
+)
 from ragmeter.harness.suite import (
     BuiltinSystem,
     HttpSystem,
@@ -46,8 +52,12 @@ from ragmeter.harness.suite import (
 from ragmeter.io.atomic import write_json_atomic
 from ragmeter.io.datasets import load_dataset
 from ragmeter.io.outputs import parse_output
+from ragmeter.progress import make_progress
 from ragmeter.results import EvalResult
 from ragmeter.schema.samples import Sample
+
+if TYPE_CHECKING:
+    from ragmeter.judges.answers import JudgeObserver
 
 Notify = Callable[[str], None]
 
@@ -123,6 +133,7 @@ def _evaluate(
     *,
     config: RagmeterConfig | str | Path | None,
     index_stats: Path | None,
+    judge_observer: JudgeObserver | None = None,
 ) -> EvalResult:
     from ragmeter.api import evaluate
 
@@ -136,6 +147,7 @@ def _evaluate(
         index_stats=index_stats,
         judge=loaded.suite.judge,
         judge_log=outputs.parent / "judge_log.jsonl" if judged else None,
+        judge_observer=judge_observer,
     )
 
 
@@ -151,6 +163,7 @@ def run_suite(
     notify: Notify | None = None,
     environ: Mapping[str, str] | None = None,
     executor: Executor | None = None,
+    judge_observer: JudgeObserver | None = None,
 ) -> RunOutcome:
     """Run a suite end to end and return the evaluation and the call summary.
 
@@ -158,7 +171,8 @@ def run_suite(
     are not asked again); ``fresh`` replaces it; without either, a non-empty
     results folder is an error. ``results_dir`` overrides the suite's.
     ``executor`` (default: this process) is where the system is called and the
-    judges' calls are made; ``outputs.jsonl`` is always written here.
+    judges' calls are made; ``outputs.jsonl`` is always written here. ``judge_observer`` hears
+    the judges' cost estimate and progress.
     """
     say: Notify = notify or (lambda _message: None)
     loaded = load_suite(suite_path, environ=environ)
@@ -232,7 +246,7 @@ def run_suite(
     write_json_atomic(folder / CONFIG_FILENAME, doc)
     if continuing:
         say(f"resuming {folder}: {len(state.outputs)} of {len(samples)} questions already answered")
-    sink = progress or make_progress(quiet=quiet)
+    sink = progress or QuestionProgress(make_progress(quiet=quiet))
     summary = RunSummary(n_samples=len(samples))
     try:
         with OutputsJournal(outputs_path) as journal:
@@ -265,7 +279,9 @@ def run_suite(
     index_stats = _write_index_stats(adapter, folder, asked=bool(pending))
     try:
         with use_executor(executor):
-            result = _evaluate(loaded, outputs_path, config=config, index_stats=index_stats)
+            result = _evaluate(
+                loaded, outputs_path, config=config, index_stats=index_stats, judge_observer=judge_observer
+            )
     except RagmeterError:
         say(
             f"the answers are kept in {outputs_path}; once the problem below is fixed, "

@@ -17,15 +17,16 @@ module imports nothing heavy, so the CLI can use it first.
 from __future__ import annotations
 
 import hashlib
-import mmap
 import os
 import threading
 from collections.abc import Iterable
 from concurrent.futures import Future
 from pathlib import Path
 
-_STEP = 1 << 26
-"""Bytes hashed per step of a memory-mapped file; each step's pages are then dropped from the process."""
+from ragmeter.io.file_state import changed, snapshot, state
+
+_STEP = 1 << 22
+"""Bytes read and hashed per step (hashlib lets go of the GIL while it hashes them)."""
 
 _Identity = tuple[str, int, int, int, int]
 
@@ -80,22 +81,16 @@ def _identity(path: str | Path) -> _Identity | None:
 
 
 def _digest(path: Path) -> str:
-    """SHA-256 of a file, memory-mapped in steps (no copies; pages dropped as it goes)."""
+    """SHA-256 of a file, read in steps into one buffer; a file that changes meanwhile is an error.
+
+    No memory map: a file that shrinks under a map kills the process with SIGBUS.
+    """
     digest = hashlib.sha256()
-    with path.open("rb") as handle:
-        size = os.fstat(handle.fileno()).st_size
-        if size == 0 or not path.is_file():
-            for block in iter(lambda: handle.read(1 << 20), b""):
-                digest.update(block)
-            return digest.hexdigest()
-        mapped = mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ)
-    try:
-        with memoryview(mapped) as view:
-            for start in range(0, len(mapped), _STEP):
-                stop = min(start + _STEP, len(mapped))
-                digest.update(view[start:stop])
-                if hasattr(mapped, "madvise") and hasattr(mmap, "MADV_DONTNEED"):
-                    mapped.madvise(mmap.MADV_DONTNEED, start, stop - start)
-    finally:
-        mapped.close()
+    buffer = bytearray(_STEP)
+    with path.open("rb") as handle, memoryview(buffer) as view:
+        before = state(os.fstat(handle.fileno()))
+        while n := handle.readinto(view):
+            digest.update(view[:n])
+        if state(os.fstat(handle.fileno())) != before or snapshot(path) != before:
+            raise changed(path)
     return digest.hexdigest()

@@ -18,12 +18,16 @@ so every error names the file and line. Both return the tables of
 >>> run = read_run(d / "run")
 >>> run.topics, run.docnos(), run.score.tolist()
 (['q1'], ['d1', 'd2'], [2.5, 1.0])
+>>> read_by(run)
+{'reader': 'fast', 'reader_note': 'in one piece'}
+>>> _ = (d / "run").write_text("q1 Q0 d1 1 2.5 r\\n# a comment\\n")
+>>> read_by(read_run(d / "run"))["reader_note"]
+'pyarrow: CSV parse error: Expected 6 columns, got 3: # a comment'
 """
 
 from __future__ import annotations
 
-import contextlib
-import mmap
+import os
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -37,6 +41,7 @@ from numpy.typing import NDArray
 from pyarrow._compute import call_function  # pyarrow.compute itself takes 60 ms to import
 
 from ragmeter.io.docnos import Docnos, numpy_view, pair_keys, string_bounds, strings_at, topic_keys
+from ragmeter.io.file_state import changed, check_unchanged, snapshot
 from ragmeter.io.trec_exact import read_qrels_exact, read_run_exact
 from ragmeter.io.trec_tables import TrecQrels, TrecRun, judged_lines, name_codes
 
@@ -63,17 +68,21 @@ _COMPRESSED = (".gz", ".bz2", ".lz4", ".zst", ".zstd", ".br")
 """Suffixes pyarrow decompresses on the fly: such files are parsed in one piece."""
 
 
-def _is_regular(table: pa.Table, topics: list[str]) -> bool:
-    """No empty or comment topic, no empty docno (which uneven spacing would produce).
+def _irregularity(table: pa.Table, topics: list[str]) -> str | None:
+    """Why the exact reader must read the file, or ``None``: no empty or comment topic, no empty docno.
 
-    Only the columns ragmeter uses are parsed (parsing Q0, rank and tag too costs a
-    third more), so an empty one of those goes unnoticed, as it always has.
+    An empty docno is what uneven spacing produces. Only the columns ragmeter uses are
+    parsed (parsing Q0, rank and tag too costs a third more), so an empty one of those
+    goes unnoticed, as it always has.
     """
-    if any(not topic or topic.startswith("#") for topic in topics):
-        return False
-    return all(
-        int(np.diff(string_bounds(chunk)).min()) > 0 for chunk in table.column("docno").chunks if len(chunk)
-    )
+    if any(not topic for topic in topics):
+        return "a line starts with white space"
+    if any(topic.startswith("#") for topic in topics):
+        return "a comment line"
+    for chunk in table.column("docno").chunks:
+        if len(chunk) and int(np.diff(string_bounds(chunk)).min()) <= 0:
+            return "uneven spacing (an empty docno)"
+    return None
 
 
 def _topic_runs(column: pa.ChunkedArray) -> _Topics:
@@ -122,7 +131,7 @@ class _Topics:
 
 
 class _Irregular(Exception):
-    """A file (or a slice of it) that only the exact reader can read, or explain."""
+    """A file (or a slice of it) that only the exact reader can read, or explain; the message says why."""
 
 
 @dataclass
@@ -143,8 +152,8 @@ class _Columns:
 
 def _fast_columns(
     path: Path, names: list[str], types: dict[str, pa.DataType], qrels: TrecQrels | None = None
-) -> _Columns | None:
-    """Read a regular whitespace-separated file fast, or return None to use the exact path.
+) -> _Columns:
+    """Read a regular whitespace-separated file fast, or raise :class:`_Irregular` saying why not.
 
     Small (or compressed) files are parsed by pyarrow in one piece. Large ones
     are cut at line ends into slices that threads parse side by side (each
@@ -155,11 +164,11 @@ def _fast_columns(
         with path.open("rb") as handle:
             head = handle.read(1 << 16)
         size = path.stat().st_size
-    except OSError:
-        return None
+    except OSError as exc:
+        raise _Irregular(f"cannot read the file ({exc.strerror})") from None
     first = head.split(b"\n", 1)[0]
     if not first.strip() or first.startswith((b"#", b" ", b"\t")):
-        return None
+        raise _Irregular("the first line is blank, a comment or starts with white space")
     delimiter = "\t" if b"\t" in first else " "
     workers = _workers()
     try:
@@ -168,11 +177,11 @@ def _fast_columns(
             columns = _columns(pieces, list(types)[-1], map, qrels)
         else:
             columns = _parse_slices(path, size, workers, names, types, delimiter, qrels)
-    except _Irregular:
-        return None
     finally:
         _release_parse_memory()
-    return columns if len(columns.values) else None  # no line: the exact reader says so
+    if not len(columns.values):
+        raise _Irregular("no line")  # the exact reader says what is wrong
+    return columns
 
 
 def _workers() -> int:
@@ -204,14 +213,16 @@ def _parse(
                 quoted_strings_can_be_null=False,
             ),
         )
-    except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError):
-        raise _Irregular from None
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError) as exc:
+        raise _Irregular(f"pyarrow: {str(exc).splitlines()[0][:120]}") from None
     topics = _topic_runs(table.column(0))
-    if not _is_regular(table, topics.names):
-        raise _Irregular
-    for chunk in table.column(list(types)[-1]).chunks:  # the score or relevance
+    why = _irregularity(table, topics.names)
+    if why is not None:
+        raise _Irregular(why)
+    value = list(types)[-1]  # the score or relevance
+    for chunk in table.column(value).chunks:
         if not bool(np.isfinite(numpy_view(chunk, np.float64)).all()):
-            raise _Irregular
+            raise _Irregular(f"a {value} that is not a finite number")
     return _Slice(table.drop_columns(table.column_names[0]), topics)
 
 
@@ -232,39 +243,43 @@ def _parse_slices(
     delimiter: str,
     qrels: TrecQrels | None,
 ) -> _Columns:
-    """Cut the file at line ends into slices, parse them and fill the columns on ``workers`` threads."""
+    """Cut the file at line ends into slices, parse them and fill the columns on ``workers`` threads.
+
+    Each thread reads its slice with ``pread`` (a copy, not a memory map: a file that
+    shrinks under a map kills the process with SIGBUS); a slice that comes back short
+    means the file shrank, which is an error.
+    """
     with path.open("rb") as handle:
-        mapped = mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ)
-    whole = pa.py_buffer(mapped)
-    try:
+        fd = handle.fileno()
         count = workers * -(-size // (_SLICE_BYTES * workers))  # a multiple of workers: none idles at the end
         bounds = [0]
         for k in range(1, count):
-            cut = mapped.find(b"\n", max(size * k // count, bounds[-1]))
-            bounds.append(size if cut < 0 else cut + 1)
+            bounds.append(_line_end(fd, max(size * k // count, bounds[-1]), size))
         bounds.append(size)
 
         def parse(k: int) -> _Slice:
             start, stop = bounds[k], bounds[k + 1]
-            try:
-                view = pa.BufferReader(whole.slice(start, stop - start))
-                return _parse(view, names, types, delimiter, threads=False)
-            finally:
-                _forget_pages(mapped, start, stop)
+            data = os.pread(fd, stop - start, start)
+            if len(data) != stop - start:
+                raise changed(path)
+            return _parse(pa.BufferReader(pa.py_buffer(data)), names, types, delimiter, threads=False)
 
         with ThreadPoolExecutor(workers) as pool:
             pieces = list(pool.map(parse, range(count)))
             return _columns(pieces, list(types)[-1], pool.map, qrels)
-    finally:
-        with contextlib.suppress(BufferError):  # Arrow views still alive: it closes when they go
-            mapped.close()
 
 
-def _forget_pages(mapped: mmap.mmap, start: int, stop: int) -> None:
-    """Drop a parsed slice's pages from this process (they stay in the OS file cache)."""
-    if stop > start and hasattr(mapped, "madvise") and hasattr(mmap, "MADV_DONTNEED"):
-        first = start - start % mmap.PAGESIZE
-        mapped.madvise(mmap.MADV_DONTNEED, first, stop - first)
+def _line_end(fd: int, at: int, size: int) -> int:
+    """The offset just past the first newline at or after ``at`` (``size`` when there is none)."""
+    while at < size:
+        window = os.pread(fd, 1 << 16, at)
+        found = window.find(b"\n")
+        if found >= 0:
+            return at + found + 1
+        if not window:
+            break
+        at += len(window)
+    return size
 
 
 def _columns(
@@ -351,25 +366,49 @@ def read_run(path: str | Path, *, qrels: TrecQrels | None = None) -> TrecRun:
 
     Given the ``qrels`` it will be matched with, a large run's lines are looked
     up in them while it is read, on all cores (``match_trec`` then reuses that).
+    ``TrecRun.reader`` says which reader read it (``fast`` or ``exact``) and
+    ``reader_note`` how (in how many slices) or why not fast. A file that changes
+    while it is read is an :class:`~ragmeter.errors.InputError`.
     """
     path = Path(path)
-    columns = _fast_columns(
-        path,
-        ["qid", "q0", "docno", "rank", "score", "tag"],
-        {"qid": pa.string(), "docno": pa.string(), "score": pa.float64()},
-        qrels,
-    )
-    if columns is None:
-        return read_run_exact(path)
-    return TrecRun(
-        str(path),
-        columns.topics,
-        columns.codes,
-        columns.docno,
-        columns.values,
-        unique_pairs=not columns.repeats and _no_repeats_across(columns),
-        judged=columns.judged,
-    )
+    before = snapshot(path)
+    try:
+        columns = _fast_columns(
+            path,
+            ["qid", "q0", "docno", "rank", "score", "tag"],
+            {"qid": pa.string(), "docno": pa.string(), "score": pa.float64()},
+            qrels,
+        )
+    except _Irregular as why:
+        run = read_run_exact(path, why=str(why))
+    else:
+        run = TrecRun(
+            str(path),
+            columns.topics,
+            columns.codes,
+            columns.docno,
+            columns.values,
+            unique_pairs=not columns.repeats and _no_repeats_across(columns),
+            judged=columns.judged,
+            reader="fast",
+            reader_note=_pieces(columns),
+        )
+    check_unchanged(path, before)
+    return run
+
+
+def read_by(table: TrecRun | TrecQrels) -> dict[str, str]:
+    """Which reader read a TREC file and how: ``{"reader": "fast", "reader_note": "in 4 slices"}``.
+
+    A plain file that the exact reader read (slowly) shows up here, with the reason
+    (the module docstring has an example).
+    """
+    return {"reader": table.reader, "reader_note": table.reader_note}
+
+
+def _pieces(columns: _Columns) -> str:
+    n = len(columns.slices) - 1
+    return "in one piece" if n == 1 else f"in {n} slices"
 
 
 def _no_repeats_across(columns: _Columns) -> bool:
@@ -396,18 +435,34 @@ def _no_repeats_across(columns: _Columns) -> bool:
 
 
 def read_qrels(path: str | Path) -> TrecQrels:
-    """Read a TREC qrels file (4 fields per line); a repeated (topic, docno) is an error."""
+    """Read a TREC qrels file (4 fields per line); a repeated (topic, docno) is an error.
+
+    ``TrecQrels.reader`` and ``reader_note`` say how it was read, as for :func:`read_run`.
+    """
     path = Path(path)
-    columns = _fast_columns(
-        path,
-        ["qid", "iter", "docno", "rel"],
-        {"qid": pa.string(), "docno": pa.string(), "rel": pa.float64()},
-    )
-    if columns is not None:
-        qrels = TrecQrels(str(path), columns.topics, columns.codes, columns.docno, columns.values)
+    before = snapshot(path)
+    try:
+        columns = _fast_columns(
+            path,
+            ["qid", "iter", "docno", "rel"],
+            {"qid": pa.string(), "docno": pa.string(), "rel": pa.float64()},
+        )
+    except _Irregular as why:
+        qrels = read_qrels_exact(path, why=str(why))
+    else:
+        qrels = TrecQrels(
+            str(path),
+            columns.topics,
+            columns.codes,
+            columns.docno,
+            columns.values,
+            reader="fast",
+            reader_note=_pieces(columns),
+        )
         keys = np.sort(qrels.keys)
-        if not bool(np.any(keys[1:] == keys[:-1])):
-            return qrels
-        # A repeated judgment (or, once in 2^64, two pairs with one key): the exact
-        # reader tells which, with the line numbers.
-    return read_qrels_exact(path)
+        if bool(np.any(keys[1:] == keys[:-1])):
+            # A repeated judgment (or, once in 2^64, two pairs with one key): the exact
+            # reader tells which, with the line numbers.
+            qrels = read_qrels_exact(path, why="a repeated (topic, docno)")
+    check_unchanged(path, before)
+    return qrels

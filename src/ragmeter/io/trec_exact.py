@@ -61,8 +61,11 @@ def _number(text: str, what: str, where: str) -> float:
     return value
 
 
-def read_run_exact(path: Path) -> TrecRun:
-    """Read a run file line by line (6 fields per line; later words ignored, with a note)."""
+def read_run_exact(path: Path, *, why: str = "") -> TrecRun:
+    """Read a run file line by line (6 fields per line; later words ignored, with a note).
+
+    ``why`` is the reason the fast reader passed it on (kept as ``reader_note``).
+    """
     qids: list[str] = []
     docnos: list[str] = []
     scores: list[float] = []
@@ -79,11 +82,14 @@ def read_run_exact(path: Path) -> TrecRun:
     notes = (
         [f"{path}: {extra} line(s) have more than 6 fields; the extra words were ignored"] if extra else []
     )
-    return TrecRun(str(path), topics, codes, string_array(docnos), np.asarray(scores), notes)
+    return TrecRun(str(path), topics, codes, string_array(docnos), np.asarray(scores), notes, reader_note=why)
 
 
-def read_qrels_exact(path: Path) -> TrecQrels:
-    """Read a qrels file line by line (4 fields per line); a repeated (topic, docno) is an error."""
+def read_qrels_exact(path: Path, *, why: str = "") -> TrecQrels:
+    """Read a qrels file line by line (4 fields per line); a repeated (topic, docno) is an error.
+
+    ``why`` is the reason the fast reader passed it on (kept as ``reader_note``).
+    """
     qids: list[str] = []
     docnos: list[str] = []
     rels: list[float] = []
@@ -103,4 +109,4 @@ def read_qrels_exact(path: Path) -> TrecQrels:
         docnos.append(fields[2])
         rels.append(_number(fields[3], "relevance", where))
     topics, codes = _encode(qids)
-    return TrecQrels(str(path), topics, codes, string_array(docnos), np.asarray(rels))
+    return TrecQrels(str(path), topics, codes, string_array(docnos), np.asarray(rels), reader_note=why)

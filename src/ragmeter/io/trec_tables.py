@@ -30,6 +30,10 @@ class TrecQrels:
     topic_code: NDArray[np.int32]
     docno: Docnos
     rel: NDArray[np.float64]
+    reader: str = "exact"
+    """Which reader read the file: ``fast`` (pyarrow, columnar) or ``exact`` (line by line)."""
+    reader_note: str = ""
+    """How the fast reader read it (``in 4 slices``), or why the exact reader did (``a comment line``)."""
 
     def __len__(self) -> int:
         return len(self.rel)
@@ -66,6 +70,10 @@ class TrecRun:
         default=None, repr=False
     )
     """With ``read_run(..., qrels=q)``: ``q``, and :func:`judged_lines` for it, found while reading."""
+    reader: str = "exact"
+    """Which reader read the file: ``fast`` (pyarrow, columnar) or ``exact`` (line by line)."""
+    reader_note: str = ""
+    """How the fast reader read it (``in 4 slices``), or why the exact reader did (``a comment line``)."""
 
     def __len__(self) -> int:
         return len(self.score)

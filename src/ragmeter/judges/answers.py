@@ -19,8 +19,7 @@ True
 
 from __future__ import annotations
 
-import re
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -28,14 +27,20 @@ from typing import Any, Protocol
 
 from ragmeter.errors import ConfigError
 from ragmeter.judges.config import JudgeConfig
-from ragmeter.judges.eval_plan import ABSTENTION_JUDGE, EVAL_JUDGES, JUDGE_OF_METRIC, JudgingPlan
+from ragmeter.judges.conflict import METRIC as CONFLICT_VERDICT
+from ragmeter.judges.eval_plan import (
+    ABSTENTION_JUDGE,
+    CONFLICT_JUDGE,
+    EVAL_JUDGES,
+    JUDGE_OF_METRIC,
+    JudgingPlan,
+)
 from ragmeter.judges.factual import fuzzy_outcome
 from ragmeter.judges.items import JudgeItem, outcome_key
 from ragmeter.judges.results import UNSCORED_CODES, CostEstimate, JudgeOutcome, JudgeRun
-from ragmeter.judges.runner import estimate_cost, run_judges
+from ragmeter.judges.runner import RunHooks, run_judges
 from ragmeter.metrics.inputs import JudgedValue
 from ragmeter.metrics.rag import CALL_FAILED, NO_OUTPUT, UNANSWERABLE
-from ragmeter.redaction import redact_url
 from ragmeter.schema.outputs import SystemOutput
 from ragmeter.schema.samples import Sample
 
@@ -59,23 +64,6 @@ class JudgeObserver(Protocol):
 
     def finished(self, run: JudgeRun) -> None:
         """The run is over (also when the budget stopped it)."""
-
-
-def check_reachable(base_url: str, *, timeout_s: float) -> None:
-    """Raise a one-line :class:`~ragmeter.errors.ConfigError` when nothing answers at ``base_url``.
-
-    Any HTTP reply (even 401 or 404) counts as reachable; the key is not sent.
-    """
-    import httpx
-
-    try:
-        httpx.get(base_url.rstrip("/") + "/models", timeout=min(timeout_s, 10.0))
-    except (httpx.HTTPError, httpx.InvalidURL) as exc:
-        reason = re.sub(r"\s+", " ", str(exc)).strip() or type(exc).__name__
-        raise ConfigError(
-            f"cannot reach the judge endpoint {redact_url(base_url)} ({reason}); is the server running?",
-            where="judge.base_url",
-        ) from None
 
 
 @dataclass
@@ -123,6 +111,8 @@ def _prepare(
         abstention = sample.answerable in plan.abstention_for and (output is None or output.abstained is None)
         if abstention:
             wanted.append(ABSTENTION_JUDGE)
+        if plan.conflict and sample.recency_conflict_rule == "acknowledge_both":
+            wanted.append(CONFLICT_JUDGE)
         if not wanted:
             continue
         problem = None
@@ -139,7 +129,7 @@ def _prepare(
         question = sample.question()
         chosen = []
         for name in wanted:
-            if name != ABSTENTION_JUDGE and not sample.answerable:
+            if name not in (ABSTENTION_JUDGE, CONFLICT_JUDGE) and not sample.answerable:
                 blocked[(q, name)] = UNANSWERABLE
             elif name in NEEDS_QUESTION and question is None:
                 blocked[(q, name)] = NO_QUESTION
@@ -168,7 +158,7 @@ def _run(
     judges: Sequence[str],
     log_path: Path | None,
     reliability: bool | None,
-    progress: Callable[[str, int, int], None] | None,
+    hooks: RunHooks,
     warnings: list[str],
 ) -> JudgeRun:
     """One :func:`run_judges`; a log written with another judge setup is kept aside, not refused."""
@@ -181,7 +171,7 @@ def _run(
             log_path=log_path,
             resume=True,
             reliability=reliability,
-            progress=progress,
+            hooks=hooks,
         )
 
     try:
@@ -250,28 +240,34 @@ def judge_answers(
     )
     prepared = _prepare(samples, outputs, sample_k, plan)
     llm_items = [i for i in prepared.items if i.judges]
-    judges = [j for j in (*EVAL_JUDGES, ABSTENTION_JUDGE) if any(j in (i.judges or ()) for i in llm_items)]
+    judges = [
+        j
+        for j in (*EVAL_JUDGES, ABSTENTION_JUDGE, CONFLICT_JUDGE)
+        if any(j in (i.judges or ()) for i in llm_items)
+    ]
     warnings: list[str] = []
     run = None
     if config is not None and judges:
-        estimate = estimate_cost(llm_items, config=config, judges=judges)
-        if estimate.planned_calls:
-            check_reachable(config.base_url, timeout_s=config.timeout_s)
-            rel = config.reliability
-            if rel is not None and rel.base_url and reliability is not False:
-                check_reachable(rel.base_url, timeout_s=config.timeout_s)
-        if observer is not None:
-            spot_check = config.reliability is not None if reliability is None else reliability
-            observer.estimated(
-                estimate, n_items=len(llm_items), max_cost_usd=config.max_cost_usd, spot_check=spot_check
-            )
+        spot_check = config.reliability is not None if reliability is None else reliability
+
+        def announce(estimate: CostEstimate) -> None:
+            if observer is not None:
+                observer.estimated(
+                    estimate, n_items=len(llm_items), max_cost_usd=config.max_cost_usd, spot_check=spot_check
+                )
+
+        hooks = RunHooks(
+            before_calls=announce,
+            progress=observer.progress if observer is not None else None,
+            check_endpoints=True,
+        )
         run = _run(
             llm_items,
             cfg=config,
             judges=judges,
             log_path=log_path,
             reliability=reliability,
-            progress=observer.progress if observer is not None else None,
+            hooks=hooks,
             warnings=warnings,
         )
         if observer is not None:
@@ -287,6 +283,7 @@ def judge_answers(
         *(m for m, j in JUDGE_OF_METRIC.items() if j is not None and j in plan.answer_judges),
         *(["fuzzy_match"] if plan.fuzzy else []),
         *(["abstained"] if plan.abstention_for else []),
+        *([CONFLICT_VERDICT] if plan.conflict else []),
     ]
     values: dict[str, list[JudgedValue]] = {m: [] for m in metrics}
     details: dict[str, dict[str, Any]] = {}
@@ -302,7 +299,9 @@ def judge_answers(
             key = outcome_key("fuzzy_match", item.id)
             found["fuzzy_match"] = fuzzy_outcome(item, key=key, threshold=threshold)
         for metric in metrics:
-            judge = ABSTENTION_JUDGE if metric == "abstained" else (JUDGE_OF_METRIC[metric] or metric)
+            judge = {"abstained": ABSTENTION_JUDGE, CONFLICT_VERDICT: CONFLICT_JUDGE}.get(metric) or (
+                JUDGE_OF_METRIC[metric] or metric
+            )
             if metric in found:
                 values[metric].append(_verdict(found[metric]))
             else:

@@ -195,9 +195,20 @@ class BertScorer:
 
     def matrix(self, answer: Sequence[str], reference: Sequence[str]) -> list[list[float]]:
         """BERTScore of every (answer sentence, reference sentence) pair."""
+        values = self.pair_scores([(a, r) for a in answer for r in reference])
+        width = len(reference)
+        return [values[i * width : (i + 1) * width] for i in range(len(answer))]
+
+    def pair_scores(self, pairs: Sequence[tuple[str, str]]) -> list[float]:
+        """BERTScore (the configured measure) of each (candidate, reference) pair, in one batched call.
+
+        Scoring many pairs at once embeds each distinct sentence once: much faster than pair by pair.
+        """
+        if not pairs:
+            return []
         scorer = self._load()
-        cands = [a for a in answer for _ in reference]
-        refs = [r for _ in answer for r in reference]
+        cands = [a for a, _ in pairs]
+        refs = [r for _, r in pairs]
         precision, recall, _ = scorer.score(cands, refs, batch_size=self.batch_size)
         p_values = [max(0.0, float(v)) for v in precision.tolist()]
         r_values = [max(0.0, float(v)) for v in recall.tolist()]
@@ -211,8 +222,7 @@ class BertScorer:
             values = [
                 2 * p * r / (p + r) if p + r > 0 else 0.0 for p, r in zip(p_values, r_values, strict=True)
             ]
-        width = len(reference)
-        return [[float(v) for v in values[i * width : (i + 1) * width]] for i in range(len(answer))]
+        return [float(v) for v in values]
 
 
 @lru_cache(maxsize=4)

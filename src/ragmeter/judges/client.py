@@ -36,6 +36,7 @@ import random
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from email.utils import parsedate_to_datetime
 from typing import TYPE_CHECKING, Any, cast
 
@@ -83,6 +84,31 @@ def retry_after_seconds(headers: Mapping[str, str], *, cap: float) -> float | No
     except (TypeError, ValueError):
         return None
     return min(cap, max(0.0, when.timestamp() - time.time()))
+
+
+@dataclass(frozen=True)
+class ModelsReply:
+    """What one ``GET /models`` found: whether the server answered, and the models it listed.
+
+    >>> reply = ModelsReply(True, ({"id": "m", "created": 1, "owned_by": "x"},))
+    >>> reply.info_for("m"), reply.info_for("other")
+    ({'id': 'm', 'created': 1, 'owned_by': 'x'}, {'id': None, 'listed': ['m']})
+    """
+
+    reachable: bool
+    models: tuple[dict[str, Any], ...] | None
+    """Each listed model's ``id``, ``created`` and ``owned_by``; ``None`` when the server did not say."""
+    reason: str = ""
+    """Why the server could not be reached."""
+
+    def info_for(self, model: str) -> dict[str, Any] | None:
+        """The entry of ``model``, else the first 20 ids listed; ``None`` when there was no listing."""
+        if self.models is None:
+            return None
+        for entry in self.models:
+            if entry["id"] == model:
+                return dict(entry)
+        return {"id": None, "listed": sorted(str(e["id"]) for e in self.models)[:20]}
 
 
 class JudgeClient:
@@ -142,18 +168,23 @@ class JudgeClient:
         if remote is not None:
             remote.close()
 
-    def server_model_info(self) -> dict[str, Any] | None:
-        """What ``GET /models`` says about the configured model (``None`` if the server does not say)."""
+    def list_models(self) -> ModelsReply:
+        """One ``GET /models``: whether anything answered, and what it says about the configured model.
+
+        Any HTTP reply (even 401 or 404) means the server is there; only a connection that
+        fails or times out makes it unreachable.
+        """
         import openai
 
         try:
             listing = self._client.models.list(timeout=min(self.endpoint.timeout_s, 10.0))
+        except openai.APIConnectionError as exc:
+            reason = " ".join(str(exc.__cause__ or exc).split()) or type(exc).__name__
+            return ModelsReply(reachable=False, models=None, reason=reason)
         except openai.OpenAIError:
-            return None
-        for entry in listing.data:
-            if entry.id == self.endpoint.model:
-                return {"id": entry.id, "created": entry.created, "owned_by": entry.owned_by}
-        return {"id": None, "listed": sorted(e.id for e in listing.data)[:20]}
+            return ModelsReply(reachable=True, models=None)
+        entries = tuple({"id": e.id, "created": e.created, "owned_by": e.owned_by} for e in listing.data)
+        return ModelsReply(reachable=True, models=entries)
 
     def _body(
         self, messages: Sequence[Mapping[str, str]], schema: Mapping[str, Any] | None

@@ -22,7 +22,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from ragmeter.errors import ConfigError
-from ragmeter.io.records import describe_validation_error
+from ragmeter.io.records import describe_validation_error, read_structured
 from ragmeter.redaction import register_secret
 from ragmeter.schema.urls import check_http_url
 
@@ -191,6 +191,10 @@ def _check_versions(value: dict[str, str]) -> dict[str, str]:
     return value
 
 
+ENDPOINT_STAND_INS = {"base_url": "http://stand-in", "model": "stand-in"}
+"""Put in for ``base_url`` and ``model`` to check the other settings of a block that need no endpoint."""
+
+
 def not_a_judge_block(value: Any) -> str:
     """The message for a ``judge:`` value that is not a mapping of settings.
 
@@ -206,6 +210,58 @@ def not_a_judge_block(value: Any) -> str:
     return f"must be a mapping of judge settings (at least base_url and model; see docs/judges.md), got {got}"
 
 
+def bertscore_only(block: Any) -> bool:
+    """Whether a ``judge:`` block sets BERTScore and no LLM judge (``{bertscore: {...}}``).
+
+    >>> bertscore_only({"bertscore": {"thresholds": {"all-MiniLM-L6-v2": 0.8}}}), bertscore_only({"model": "m"})
+    (True, False)
+    """
+    return isinstance(block, Mapping) and bool(block) and set(block) <= {"bertscore"}
+
+
+def judge_block_in(path: Path) -> Any:
+    """The ``judge:`` block of a YAML/JSON file (or the whole file when it has none)."""
+    data = read_structured(path)
+    if not isinstance(data, dict):
+        raise ConfigError(
+            f"expected a mapping with a judge: block, got a {type(data).__name__}", where=str(path)
+        )
+    return data.get("judge", data)
+
+
+def load_bertscore_config(
+    value: JudgeConfig | Mapping[str, Any] | str | Path | None, *, where: str = "judge"
+) -> BertScoreConfig:
+    """The ``bertscore`` settings of a judge config, a ``judge:`` block or a file with one (defaults without).
+
+    ``ragmeter calibrate bertscore`` and the ``bertscore_*`` metrics of ``eval`` read them here.
+
+    >>> load_bertscore_config({"bertscore": {"thresholds": {"all-MiniLM-L6-v2": 0.8}}}).threshold()
+    0.8
+    >>> load_bertscore_config(None).model
+    'all-MiniLM-L6-v2'
+    """
+    if value is None:
+        return BertScoreConfig()
+    if isinstance(value, JudgeConfig):
+        return value.bertscore
+    if isinstance(value, str | Path):
+        return load_bertscore_config(judge_block_in(Path(value)), where=f"{value}: judge")
+    if not isinstance(value, Mapping):
+        raise ConfigError(not_a_judge_block(value), where=where)
+    block = value.get("bertscore")
+    if block is None:
+        return BertScoreConfig()
+    if not isinstance(block, Mapping):
+        raise ConfigError(f"expected a mapping, got {type(block).__name__}", where=f"{where}.bertscore")
+    try:
+        return BertScoreConfig.model_validate(dict(block))
+    except ValidationError as exc:
+        raise ConfigError(
+            describe_validation_error(exc, BertScoreConfig), where=f"{where}.bertscore"
+        ) from None
+
+
 def load_judge_config(
     value: JudgeConfig | Mapping[str, Any] | str | Path, *, where: str = "judge"
 ) -> JudgeConfig:
@@ -217,15 +273,7 @@ def load_judge_config(
     if isinstance(value, JudgeConfig):
         return value
     if isinstance(value, str | Path):
-        from ragmeter.io.records import read_structured
-
-        path = Path(value)
-        data = read_structured(path)
-        if not isinstance(data, dict):
-            raise ConfigError(
-                f"expected a mapping with a judge: block, got a {type(data).__name__}", where=str(path)
-            )
-        return validate_judge_block(data.get("judge", data), where=f"{path}: judge")
+        return validate_judge_block(judge_block_in(Path(value)), where=f"{value}: judge")
     return validate_judge_block(value, where=where)
 
 
@@ -243,9 +291,8 @@ def check_judge_settings(value: Any, *, where: str) -> None:
     """
     if not isinstance(value, Mapping):
         raise ConfigError(not_a_judge_block(value), where=where)
-    stand_ins = {"base_url": "http://stand-in", "model": "stand-in"}  # required only when a judge is used
     try:
-        JudgeConfig.model_validate({**stand_ins, **value})
+        JudgeConfig.model_validate({**ENDPOINT_STAND_INS, **value})
     except ValidationError as exc:
         raise ConfigError(describe_validation_error(exc, JudgeConfig), where=where) from None
 

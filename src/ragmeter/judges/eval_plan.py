@@ -6,7 +6,9 @@ answers (:func:`ragmeter.judges.answers.judge_answers`):
 - answer judges (groundedness, correctness, factual match) on answerable questions;
 - the abstention judge where an abstention metric needs a verdict and the output
   has no ``abstained`` field (the system's own flag always wins);
-- the fuzzy match (no LLM) wherever ``fuzzy_match`` is requested.
+- the fuzzy match (no LLM) wherever ``fuzzy_match`` is requested;
+- the conflict judge on ``acknowledge_both`` questions when ``recency_rule_pass`` is requested:
+  whether the answer acknowledges the conflict.
 
 >>> plan = plan_judging(["hit@5", "groundedness", "abstention_accuracy"], judges=None, configured=True)
 >>> plan.answer_judges, plan.fuzzy, plan.abstention_for
@@ -22,7 +24,13 @@ from pathlib import Path
 from typing import Any
 
 from ragmeter.errors import ConfigError
-from ragmeter.judges.config import JudgeConfig, load_judge_config, validate_judge_block
+from ragmeter.judges.config import (
+    JudgeConfig,
+    bertscore_only,
+    judge_block_in,
+    load_judge_config,
+    validate_judge_block,
+)
 
 EVAL_JUDGES = ("groundedness", "correctness", "factual_match")
 """The answer judges an evaluation can run (the abstention judge runs as the fallback)."""
@@ -43,6 +51,10 @@ ABSTENTION_SCOPE = {
 """Abstention metric family → the ``answerable`` value of the samples it scores."""
 
 ABSTENTION_JUDGE = "abstention"
+CONFLICT_JUDGE = "conflict"
+"""Judges whether an answer acknowledges the conflict of an ``acknowledge_both`` question."""
+CONFLICT_METRIC = "recency_rule_pass"
+"""The metric whose ``acknowledge_both`` questions need the conflict judge."""
 
 
 @dataclass(frozen=True)
@@ -53,11 +65,13 @@ class JudgingPlan:
     fuzzy: bool
     abstention_for: frozenset[bool]
     """``answerable`` values whose outputs without ``abstained`` get the abstention judge."""
+    conflict: bool = False
+    """``acknowledge_both`` questions get the conflict judge (``recency_rule_pass`` asked, judge configured)."""
 
     @property
     def needs_llm(self) -> bool:
         """True when some LLM judge may be called."""
-        return bool(self.answer_judges or self.abstention_for)
+        return bool(self.answer_judges or self.abstention_for or self.conflict)
 
 
 def check_judge_names(judges: Iterable[str]) -> tuple[str, ...]:
@@ -133,6 +147,7 @@ def plan_judging(families: Iterable[str], *, judges: Sequence[str] | None, confi
         answer_judges=tuple(j for j in EVAL_JUDGES if j in answer),
         fuzzy="fuzzy_match" in wanted,
         abstention_for=abstention,
+        conflict=configured and CONFLICT_METRIC in wanted,
     )
 
 
@@ -160,12 +175,15 @@ def load_eval_judge_config(
         return None
     if judge is True:
         raise ConfigError("judge=True: give a judge config (a mapping, JudgeConfig or file), or None")
-    if judge is not None:
-        cfg = load_judge_config(judge)
-    elif config_block is None:
+    block = judge if judge is not None else config_block
+    if isinstance(block, str | Path):
+        block = judge_block_in(Path(block))
+    if block is None or bertscore_only(block):  # no LLM judge (BERTScore settings alone need none)
         if max_cost is not None:
             raise ConfigError("--max-cost / max_cost limits the LLM judges, but no judge is configured")
         return None
+    if judge is not None:
+        cfg = load_judge_config(judge)
     else:
         where = f"{config_path}: judge" if config_path is not None else "judge"
         cfg = validate_judge_block(config_block, where=where)

@@ -33,6 +33,7 @@ DEFAULT_VERSIONS: dict[str, str] = {
     "groundedness": "v1",
     "correctness": "v1",
     "abstention": "v1",
+    "conflict": "v1",
     "factual_match": "v1",
     "factual_verify": "v1",
     "relevance": "v1",

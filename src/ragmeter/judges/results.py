@@ -125,6 +125,10 @@ class UsageTotals(BaseModel):
     calls: int = 0
     http_attempts: int = 0
     cache_hits: int = 0
+    from_log: int = Field(
+        default=0, description="Calls whose judgements came from the judge log of an earlier run."
+    )
+    seconds: float = Field(default=0.0, description="Wall-clock seconds ragmeter spent judging in this run.")
     prompt_tokens: int = 0
     completion_tokens: int = 0
     calls_without_usage: int = 0
@@ -160,6 +164,10 @@ class CostEstimate(BaseModel):
 
     planned_calls: int
     cached_calls: int
+    logged_calls: int = Field(
+        default=0,
+        description="Calls whose judgements a resumed run takes from its judge log (not made again).",
+    )
     possible_extra_calls: int = Field(description="Verification passes that run only on disagreement.")
     prompt_tokens_estimate: int
     completion_tokens_max: int

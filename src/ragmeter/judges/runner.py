@@ -17,8 +17,11 @@ All three take plain data and a ``judge:`` config (mapping or
 
 from __future__ import annotations
 
+import dataclasses
+import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -31,13 +34,45 @@ from ragmeter.judges.engine import Engine
 from ragmeter.judges.items import JudgeItem, RelevancePair, coerce
 from ragmeter.judges.results import CostEstimate, JudgeOutcome, JudgeRun, UsageTotals, summarise
 from ragmeter.judges.runlog import RunLog
-from ragmeter.judges.session import Progress, Session, execute_units, prompt_refs, run_fingerprint
+from ragmeter.judges.session import (
+    Progress,
+    ServerModels,
+    Session,
+    execute_units,
+    prompt_refs,
+    run_fingerprint,
+)
 from ragmeter.judges.spot_check import second_engine, spot_check
-from ragmeter.judges.units import DEFAULT_JUDGES, Unit, check_judges, estimate_units, plan_items, plan_pairs
+from ragmeter.judges.units import (
+    ANSWER_JUDGES,
+    DEFAULT_JUDGES,
+    Unit,
+    check_judges,
+    estimate_units,
+    plan_items,
+    plan_pairs,
+)
 
 ItemLike = JudgeItem | Mapping[str, Any]
 PairLike = RelevancePair | Mapping[str, Any]
 ConfigLike = JudgeConfig | Mapping[str, Any] | str | Path
+
+
+@dataclass(frozen=True)
+class RunHooks:
+    """What a caller of a judge run hears and asks for, besides the outcomes.
+
+    ``before_calls`` gets the estimate of the calls that remain (after the API keys were read
+    and the judge log opened, before any call); ``progress`` is called as judgements complete;
+    ``check_endpoints`` stops the run with one line when an endpoint does not answer (one
+    ``GET /models`` each, made only when calls remain); ``server_models`` shares those requests
+    between runs.
+    """
+
+    before_calls: Callable[[CostEstimate], None] | None = None
+    progress: Progress | None = None
+    check_endpoints: bool = False
+    server_models: ServerModels | None = None
 
 
 def _run(
@@ -48,10 +83,11 @@ def _run(
     log_path: str | Path | None,
     resume: bool,
     reliability: bool | None,
-    progress: Progress | None = None,
+    hooks: RunHooks,
 ) -> JudgeRun:
     started = datetime.now(UTC).isoformat(timespec="seconds")
-    session = Session(cfg)
+    session = Session(cfg, server_models=hooks.server_models)
+    progress = hooks.progress
     try:
         engine = session.engine(
             model=cfg.model,
@@ -66,13 +102,18 @@ def _run(
         second = second_engine(session, engine, refs, judges) if use_reliability else None
         fingerprint = run_fingerprint(engine, refs)
         units = plan(None)
-        estimate = estimate_units(units, engine)
         log = None
         if log_path is not None:
             log = RunLog.open(
                 log_path, fingerprint=fingerprint, resume=resume, header={"created_at": started}
             )
+        clock = time.perf_counter()
         try:
+            estimate = estimate_units(units, engine, logged=log.done if log is not None else None)
+            if hooks.check_endpoints and estimate.planned_calls:
+                session.check_endpoints()
+            if hooks.before_calls is not None:
+                hooks.before_calls(estimate)
             results, resumed = execute_units(
                 units, engine, log=log, concurrency=cfg.concurrency, progress=progress
             )
@@ -95,11 +136,13 @@ def _run(
                 log.close()
         second_outcomes = spot.outcomes if spot is not None else []
         from_log = resumed | (spot.resumed if spot is not None else set())
-        usage = UsageTotals(max_cost_usd=cfg.max_cost_usd)
+        usage = UsageTotals(max_cost_usd=cfg.max_cost_usd, seconds=round(time.perf_counter() - clock, 6))
         for outcome in [*primary, *second_outcomes]:
             if outcome.key not in from_log:
                 for call in outcome.calls:
                     usage.add(call)
+            else:
+                usage.from_log += len(outcome.calls)
         usage.budget_exhausted = session.meter.exhausted
         usage.budget_message = session.meter.message
         provenance = _provenance(
@@ -111,7 +154,7 @@ def _run(
             fingerprint=fingerprint,
             log_path=log_path,
             reliability_info=spot.info if spot is not None else None,
-            query_server=usage.http_attempts > 0,
+            server_model=session.server_model(asked_anyway=usage.http_attempts > 0),
             session=session,
         )
     finally:
@@ -139,14 +182,11 @@ def _provenance(
     fingerprint: str,
     log_path: str | Path | None,
     reliability_info: dict[str, Any] | None,
-    query_server: bool,
+    server_model: dict[str, Any] | str,
     session: Session,
 ) -> dict[str, Any]:
     calls = [c for o in outcomes for c in o.calls]
     client = session.clients[0] if session.clients else None
-    server_model: dict[str, Any] | str | None = "not queried (no call was made in this run)"
-    if query_server and client is not None:
-        server_model = client.server_model_info() or "the server did not answer GET /models"
     price = engine.price
     return {
         "ragmeter_version": __version__,
@@ -183,9 +223,9 @@ def _provenance(
 def _check_item_judges(items: Sequence[JudgeItem]) -> None:
     for index, item in enumerate(items):
         for name in item.judges or ():
-            if name not in DEFAULT_JUDGES:
+            if name not in ANSWER_JUDGES:
                 raise ConfigError(
-                    f"unknown judge {name!r} (known: {', '.join(DEFAULT_JUDGES)})",
+                    f"unknown judge {name!r} (known: {', '.join(ANSWER_JUDGES)})",
                     where=f"items[{index}].judges",
                 )
 
@@ -207,6 +247,7 @@ def run_judges(
     resume: bool = True,
     reliability: bool | None = None,
     progress: Progress | None = None,
+    hooks: RunHooks | None = None,
 ) -> JudgeRun:
     """Judge answered questions: groundedness, correctness, abstention, factual match (+ fuzzy match).
 
@@ -218,7 +259,8 @@ def run_judges(
     log is continued and its items are not judged again (unless their judge
     inputs changed). ``reliability`` (default: when ``judge.reliability`` is
     configured) re-judges a seeded subset with the second judge. ``progress``
-    is called as judgements complete (see :data:`Progress`).
+    is called as judgements complete (see :data:`Progress`); ``hooks`` adds the
+    estimate before the first call and the endpoint check (see :class:`RunHooks`).
 
     >>> run = run_judges([{"id": "q1", "question": "?", "answer": "I don't know.", "abstained": True}],
     ...                  config={"base_url": "http://127.0.0.1:9/v1", "model": "m", "cache": False},
@@ -240,7 +282,7 @@ def run_judges(
         log_path=log_path,
         resume=resume,
         reliability=reliability,
-        progress=progress,
+        hooks=_with_progress(hooks, progress),
     )
 
 
@@ -252,6 +294,7 @@ def label_relevance(
     resume: bool = True,
     reliability: bool | None = None,
     progress: Progress | None = None,
+    hooks: RunHooks | None = None,
 ) -> JudgeRun:
     """Label (task, result) pairs with 0-4 gains; ``JudgeRun.gains()`` gives ``query -> result -> gain``.
 
@@ -270,8 +313,13 @@ def label_relevance(
         log_path=log_path,
         resume=resume,
         reliability=reliability,
-        progress=progress,
+        hooks=_with_progress(hooks, progress),
     )
+
+
+def _with_progress(hooks: RunHooks | None, progress: Progress | None) -> RunHooks:
+    hooks = hooks or RunHooks()
+    return hooks if progress is None else dataclasses.replace(hooks, progress=progress)
 
 
 @contextmanager

@@ -14,21 +14,23 @@ from __future__ import annotations
 
 import hashlib
 import json
+import threading
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 from ragmeter.errors import ConfigError
 from ragmeter.judges.cache import JudgeCache
 from ragmeter.judges.chat import Endpoint
-from ragmeter.judges.client import JudgeClient
+from ragmeter.judges.client import JudgeClient, ModelsReply
 from ragmeter.judges.config import JudgeConfig, resolve_api_key
 from ragmeter.judges.costs import CostMeter, price_for
 from ragmeter.judges.engine import Engine
 from ragmeter.judges.results import JudgeOutcome
 from ragmeter.judges.runlog import RunLog
 from ragmeter.judges.units import PROMPTS_OF, Unit, reusable
+from ragmeter.redaction import redact_url
 
 Progress = Callable[[str, int, int], None]
 """``progress(phase, done, total)``: ``phase`` is ``"judging"`` or ``"spot-check"``; called with
@@ -73,15 +75,74 @@ def run_fingerprint(engine: Engine, refs: Mapping[str, Mapping[str, str]]) -> st
     return hashlib.sha256(json.dumps(payload, sort_keys=True).encode("utf-8")).hexdigest()[:16]
 
 
+class ServerModels:
+    """``GET /models`` of each endpoint, asked at most once for everything that shares this object.
+
+    One judge run shares one; a command that makes several runs (``agentic`` labels trace by
+    trace) shares one across them. The reply tells whether the server is there (checked before
+    the first call) and what it says about the model (provenance).
+    """
+
+    def __init__(self) -> None:
+        self._replies: dict[str, ModelsReply] = {}
+        self._lock = threading.Lock()
+
+    def reply(self, client: JudgeClient) -> ModelsReply:
+        """The endpoint's reply, asked now if nobody asked yet."""
+        with self._lock:
+            key = client.endpoint.base_url
+            if key not in self._replies:
+                self._replies[key] = client.list_models()
+            return self._replies[key]
+
+    def asked(self, client: JudgeClient) -> bool:
+        """Whether the endpoint of ``client`` was asked already."""
+        with self._lock:
+            return client.endpoint.base_url in self._replies
+
+    def check(self, client: JudgeClient, *, where: str) -> None:
+        """A one-line :class:`~ragmeter.errors.ConfigError` when nothing answers at the client's endpoint."""
+        reply = self.reply(client)
+        if not reply.reachable:
+            raise ConfigError(
+                f"cannot reach the judge endpoint {redact_url(client.endpoint.base_url)} ({reply.reason}); "
+                "is the server running?",
+                where=where,
+            )
+
+
 class Session:
     """Owns the clients, the cache and the log of one run; closes them all."""
 
-    def __init__(self, cfg: JudgeConfig, *, create_cache: bool = True) -> None:
+    def __init__(
+        self, cfg: JudgeConfig, *, create_cache: bool = True, server_models: ServerModels | None = None
+    ) -> None:
         self.cfg = cfg
         use_cache = cfg.cache and (create_cache or Path(cfg.cache_path).is_file())
         self.cache = JudgeCache(cfg.cache_path) if use_cache else None
         self.meter = CostMeter(max_cost_usd=cfg.max_cost_usd)
         self.clients: list[JudgeClient] = []
+        self.server_models = server_models or ServerModels()
+        self._client_roles: list[str] = []
+
+    def check_endpoints(self) -> None:
+        """Before the first call: every endpoint of the run must answer (one ``GET /models`` each)."""
+        for client, role in zip(self.clients, self._client_roles, strict=True):
+            self.server_models.check(
+                client, where="judge.base_url" if role == "primary" else "judge.reliability.base_url"
+            )
+
+    def server_model(self, *, asked_anyway: bool) -> dict[str, Any] | str:
+        """What the primary endpoint's ``GET /models`` said about the model, for provenance.
+
+        Asked only when it was asked already (the check before the calls), or ``asked_anyway``
+        (calls were made): a run answered from the cache and the log sends no request at all.
+        """
+        client = self.clients[0] if self.clients else None
+        if client is None or not (asked_anyway or self.server_models.asked(client)):
+            return "not queried (no call was made in this run)"
+        info = self.server_models.reply(client).info_for(client.endpoint.model)
+        return info if info is not None else "the server did not answer GET /models"
 
     def engine(
         self,
@@ -108,6 +169,7 @@ class Session:
         if connect:
             client = JudgeClient(endpoint)
             self.clients.append(client)
+            self._client_roles.append(role)
         return Engine(
             endpoint=endpoint,
             client=client,

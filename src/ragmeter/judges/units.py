@@ -12,12 +12,12 @@ fuzzy match) or by judging with an :class:`~ragmeter.judges.engine.Engine`.
 from __future__ import annotations
 
 import difflib
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from ragmeter.errors import ConfigError
-from ragmeter.judges import abstention, correctness, factual, groundedness, relevance
+from ragmeter.judges import abstention, conflict, correctness, factual, groundedness, relevance
 from ragmeter.judges.config import JudgeConfig
 from ragmeter.judges.costs import call_cost, estimate_prompt_tokens
 from ragmeter.judges.engine import Engine
@@ -26,11 +26,14 @@ from ragmeter.judges.results import CostEstimate, JudgeOutcome
 
 DEFAULT_JUDGES = ("groundedness", "correctness", "abstention", "factual_match")
 """The judges :func:`run_judges` runs unless told otherwise."""
+ANSWER_JUDGES = (*DEFAULT_JUDGES, "conflict")
+"""Every judge of answered questions (``conflict``: the ``acknowledge_both`` recency rule)."""
 
 PROMPTS_OF = {
     "groundedness": ("groundedness",),
     "correctness": ("correctness",),
     "abstention": ("abstention",),
+    "conflict": ("conflict",),
     "factual_match": ("factual_match", "factual_verify"),
     "relevance": ("relevance",),
 }
@@ -55,11 +58,11 @@ def check_judges(judges: Sequence[str]) -> list[str]:
     if not names:
         raise ConfigError("name at least one judge", where="judges")
     for name in names:
-        if name not in DEFAULT_JUDGES:
-            close = difflib.get_close_matches(name, DEFAULT_JUDGES, n=1)
+        if name not in ANSWER_JUDGES:
+            close = difflib.get_close_matches(name, ANSWER_JUDGES, n=1)
             hint = f"; did you mean {close[0]!r}?" if close else ""
             raise ConfigError(
-                f"unknown judge {name!r} (known: {', '.join(DEFAULT_JUDGES)}){hint}", where="judges"
+                f"unknown judge {name!r} (known: {', '.join(ANSWER_JUDGES)}){hint}", where="judges"
             )
     return names
 
@@ -81,6 +84,7 @@ _SINGLE_CALL: dict[str, Any] = {
     "groundedness": groundedness,
     "correctness": correctness,
     "abstention": abstention,
+    "conflict": conflict,
 }
 """Judges that are one prompt and one call (their modules have ``SPEC`` and ``variables_for``)."""
 
@@ -186,12 +190,22 @@ def plan_pairs(pairs: Sequence[RelevancePair], tag: str | None) -> list[Unit]:
     return units
 
 
-def estimate_units(units: Sequence[Unit], engine: Engine) -> CostEstimate:
-    """What judging ``units`` with ``engine`` would cost at most (cache hits excluded; no network)."""
-    planned = cached = extra = prompt_tokens = 0
+def estimate_units(
+    units: Sequence[Unit], engine: Engine, *, logged: Mapping[str, JudgeOutcome] | None = None
+) -> CostEstimate:
+    """What judging ``units`` with ``engine`` would cost at most (no network).
+
+    Calls answered by the cache and units whose outcome the judge log already holds
+    (``logged``, a resumed run) are counted apart: only the calls that remain are priced.
+    """
+    planned = cached = extra = prompt_tokens = from_log = 0
     extra_tokens = 0
     for unit in units:
         if unit.run is None:
+            continue
+        done = (logged or {}).get(unit.key)
+        if done is not None and reusable(unit, done):
+            from_log += len(done.calls)
             continue
         for prompt_id, variables in unit.prompts:
             messages = engine.messages(prompt_id, variables)
@@ -210,6 +224,7 @@ def estimate_units(units: Sequence[Unit], engine: Engine) -> CostEstimate:
     return CostEstimate(
         planned_calls=planned,
         cached_calls=cached,
+        logged_calls=from_log,
         possible_extra_calls=extra,
         prompt_tokens_estimate=prompt_tokens + extra_tokens,
         completion_tokens_max=completion_max,

@@ -1,4 +1,4 @@
-"""Answer-quality metrics from LLM judges: groundedness, correctness, factual match, fuzzy match.
+"""Answer-quality metrics made before scoring: LLM judges, the fuzzy match, BERTScore coverage.
 
 The judges run before scoring (:mod:`ragmeter.judges.answers`); their verdicts
 arrive in :attr:`~ragmeter.metrics.inputs.ScoringInput.judged` as one
@@ -80,6 +80,16 @@ def factual_match(inp: ScoringInput, k: Int64Array | None, metric: MetricName) -
 def fuzzy_match(inp: ScoringInput, k: Int64Array | None, metric: MetricName) -> SampleScores:
     """1/0: an expected answer is (fuzzily) contained in the answer; no LLM involved."""
     return judged_scores(inp, metric, "fuzzy_match")
+
+
+def bertscore_coverage(inp: ScoringInput, k: Int64Array | None, metric: MetricName) -> SampleScores:
+    """0-1: how well the answer's sentences cover the expected answer's (BERTScore, min over max)."""
+    return judged_scores(inp, metric, "bertscore_coverage")
+
+
+def bertscore_pass(inp: ScoringInput, k: Int64Array | None, metric: MetricName) -> SampleScores:
+    """1/0: the BERTScore coverage reaches the threshold calibrated for the model."""
+    return judged_scores(inp, metric, "bertscore_pass")
 
 
 def with_judged_abstention(kernel: SampleKernel) -> SampleKernel:

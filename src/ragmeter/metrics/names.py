@@ -65,9 +65,8 @@ SEED_ALIASES: dict[str, str] = {
     "retrieval-mrr": "mrr",
     "retrieval-ndcg-at-k": "ndcg",
     "answer-containment-at-k": "containment",
-    "modified_precision": "recall",
 }
-_SEED_NO_K = {"retrieval-mrr", "modified_precision"}
+_SEED_NO_K = {"retrieval-mrr"}
 
 # trec_eval measure stems (exact case as trec_eval prints them) -> canonical family
 TREC_STEMS: dict[str, str] = {

@@ -27,6 +27,11 @@ from ragmeter.metrics.records import AnchorFacts, RagBatch
 from ragmeter.metrics.relevance import Int64Array
 
 ABSTAINED_MISSING = "no 'abstained' field (judge fallback not configured)"
+ACKNOWLEDGES_CONFLICT = "acknowledges_conflict"
+"""The conflict judge's verdicts (1 = the answer acknowledges the conflict), made before scoring."""
+ACKNOWLEDGE_NEEDS_JUDGE = (
+    "acknowledge_both: whether the answer acknowledges the conflict needs an LLM judge (judge: block)"
+)
 NO_OUTPUT = "no recorded output"
 CALL_FAILED = "no answer: the call failed"
 """A failed call (``error`` / ``timed_out``) neither answered nor abstained (the judges say the same)."""
@@ -162,7 +167,8 @@ def recency_pass(facts: AnchorFacts, rule: str) -> bool:
     ``cite_newer``: some reference matches a newer support and none matches an
     older support without also matching a newer one. ``cite_both`` and
     ``acknowledge_both``: some reference matches a newer support and some
-    reference matches an older one (the "acknowledge" part needs a judge).
+    reference matches an older one (the "acknowledge" part is the judge's, see
+    :func:`recency_rule`).
 
     >>> f = AnchorFacts(("old.md", "new.md"), (False, True), (0, 0), (), (frozenset({1}), frozenset({0})), None)
     >>> recency_pass(f, "cite_newer"), recency_pass(f, "cite_both")
@@ -179,8 +185,15 @@ def recency_pass(facts: AnchorFacts, rule: str) -> bool:
 
 
 def recency_rule(inp: ScoringInput, k: Int64Array | None, metric: MetricName) -> SampleScores:
-    """1 when the references satisfy the sample's ``recency_conflict_rule``, else 0."""
+    """1 when the answer follows the sample's ``recency_conflict_rule``, else 0.
+
+    ``cite_newer`` and ``cite_both`` are checked on the references. ``acknowledge_both`` also
+    needs the conflict judge's verdict (:data:`ACKNOWLEDGES_CONFLICT`): without a judge the
+    question is unscored with that reason; with one, it passes when the references cite both
+    sides and the judge found the conflict acknowledged.
+    """
     batch = batch_of(inp, metric)
+    verdicts = (inp.judged or {}).get(ACKNOWLEDGES_CONFLICT)
     out = ScoreBuilder(len(batch.samples))
     for q, (sample, facts) in enumerate(zip(batch.samples, batch.facts, strict=True)):
         rule = sample.recency_conflict_rule
@@ -188,8 +201,16 @@ def recency_rule(inp: ScoringInput, k: Int64Array | None, metric: MetricName) ->
             out.skip(q, "no recency_conflict_rule")
         elif facts.reference_hits is None:
             raise needs_field(metric, "references", sample.id)
-        else:
+        elif rule != "acknowledge_both":
             out.set(q, recency_pass(facts, rule))
+        elif verdicts is None:
+            out.skip(q, ACKNOWLEDGE_NEEDS_JUDGE)
+        elif not recency_pass(facts, rule):
+            out.set(q, False)  # the references miss a side: fails whatever the answer says
+        elif verdicts[q].value is None:
+            out.skip(q, verdicts[q].reason or "not judged")
+        else:
+            out.set(q, verdicts[q].value == 1.0)
     return out.done()
 
 

@@ -122,6 +122,17 @@ METRICS: tuple[MetricDef, ...] = (
         trec_name="recall_{k}",
     ),
     MetricDef(
+        "modified_precision",
+        (),
+        _ranking(ranking.recall),
+        "none",
+        "relevant",
+        "|D ∩ Rel| / |Rel| over the whole returned list D (the value of recall with no cutoff)",
+        "The QA document's 'modified precision' for fixed-size result lists: the share of the relevant "
+        "items anywhere in the returned list.",
+        reference="qa-retriever-and-answer-metrics.md (Modified Precision)",
+    ),
+    MetricDef(
         "precision",
         ("p", "prec"),
         _per_item(ranking.precision),
@@ -326,6 +337,32 @@ METRICS: tuple[MetricDef, ...] = (
         reference="qa-retriever-and-answer-metrics.md (Fuzzy Match)",
         fields=("output.answer", "metadata.expected_answer"),
     ),
+    MetricDef(
+        "bertscore_coverage",
+        ("bertscore", "bert_score"),
+        PerSample(judged.bertscore_coverage),
+        "none",
+        "judge",
+        "min over the expected answer's sentences of max over the answer's sentences of BERTScore "
+        "(the best-covered of several acceptable expected answers)",
+        "Is every sentence of the expected answer represented in the answer? (offline BERTScore model, "
+        "judge.bertscore; answerable questions with an expected answer)",
+        binary=False,
+        reference="qa-retriever-and-answer-metrics.md (BERTScore)",
+        fields=("output.answer", "metadata.expected_answer"),
+    ),
+    MetricDef(
+        "bertscore_pass",
+        ("bertscore_pass_rate",),
+        PerSample(judged.bertscore_pass),
+        "none",
+        "judge",
+        "1 if bertscore_coverage >= judge.bertscore.thresholds[model] (from 'ragmeter calibrate bertscore')",
+        "Share of answers whose BERTScore coverage reaches the calibrated threshold (unscored without one)",
+        binary=False,
+        reference="qa-retriever-and-answer-metrics.md (BERTScore, threshold)",
+        fields=("output.answer", "metadata.expected_answer", "judge.bertscore.thresholds"),
+    ),
     # -- operational metrics (metrics/operational.py; docs/rag.md) --
     MetricDef(
         "error_rate",
@@ -441,10 +478,12 @@ for _m in METRICS:
 
 @dataclass(frozen=True)
 class ResolvedMetric:
-    """A parsed name bound to its definition."""
+    """A parsed name bound to its definition, and the spelling it was asked for by."""
 
     spec: MetricName
     definition: MetricDef
+    requested: str = ""
+    """The name as given (``nDCG@10``, ``recip_rank``, ``modified_precision``); provenance keeps it."""
 
     @property
     def name(self) -> str:
@@ -458,11 +497,16 @@ def get_metric(family: str) -> MetricDef:
 
 
 def resolve_metric(name: str) -> ResolvedMetric:
-    """Parse ``name`` and check the cutoff against the metric's rules."""
+    """Parse ``name`` and check the cutoff against the metric's rules.
+
+    >>> metric = resolve_metric("recip_rank")
+    >>> metric.name, metric.requested
+    ('mrr', 'recip_rank')
+    """
     spec = parse_metric_name(name)
     definition = _BY_FAMILY[spec.family]
     if definition.cutoff == "none" and spec.k is not None:
         raise MetricNameError(f"metric {name!r}: {definition.family} takes no cutoff")
     if definition.cutoff == "default" and spec.k is None:
         spec = MetricName(spec.family, DEFAULT_K)
-    return ResolvedMetric(spec, definition)
+    return ResolvedMetric(spec, definition, name.strip())

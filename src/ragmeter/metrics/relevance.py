@@ -94,37 +94,9 @@ class Ranked:
         return np.diff(self.table.offsets)
 
     @cached_property
-    def starts(self) -> Int64Array:
-        """Offset of each query's first ranked item."""
-        return self.table.offsets[:-1]
-
-    @cached_property
-    def qidx(self) -> Int64Array:
-        """Query index of every ranked item."""
-        return np.repeat(np.arange(self.n_queries, dtype=np.int64), self.lengths)
-
-    @cached_property
-    def pos(self) -> Int64Array:
-        """0-based rank of every ranked item within its query."""
-        return np.arange(len(self.table.gains), dtype=np.int64) - np.repeat(self.starts, self.lengths)
-
-    @cached_property
     def rel(self) -> BoolArray:
         """Whether each ranked item is relevant."""
         return self._is_relevant(self.table.gains)
-
-    @cached_property
-    def clipped_gains(self) -> FloatArray:
-        """Ranked gains with negatives counted as 0."""
-        return np.maximum(self.table.gains, 0.0)
-
-    @cached_property
-    def cumrel(self) -> Int64Array:
-        """Inclusive running count of relevant items within each query."""
-        total = np.cumsum(self.rel, dtype=np.int64)
-        before = np.concatenate((np.zeros(1, dtype=np.int64), total))[self.starts]
-        out: Int64Array = total - np.repeat(before, self.lengths)
-        return out
 
     @cached_property
     def n_rel(self) -> Int64Array:
@@ -194,16 +166,6 @@ class Ranked:
         if k is not None:
             q = q[self.rel_pos < k[q]]
         return np.bincount(q, minlength=self.n_queries).astype(np.int64)
-
-    def in_top(self, k: Int64Array | None) -> BoolArray:
-        """Mask of ranked items within the top ``k`` of their query."""
-        if k is None:
-            return np.ones(len(self.pos), dtype=bool)
-        return self.pos < k[self.qidx]
-
-    def per_query_sum(self, weights: FloatArray) -> FloatArray:
-        """Sum a per-item array within each query."""
-        return np.bincount(self.qidx, weights=weights, minlength=self.n_queries).astype(np.float64)
 
 
 def log2_discount(n: int) -> FloatArray:

@@ -37,6 +37,7 @@ class ScoredMetric:
 
     name: str
     requested: str
+    """The name as asked for (``recip_rank``, ``nDCG@10``); :attr:`name` is the canonical one."""
     values: FloatArray
     scored: BoolArray
     k: int | str | None
@@ -146,7 +147,7 @@ def score_metrics(
             out.append(
                 ScoredMetric(
                     name,
-                    metric.name,
+                    metric.requested or metric.name,
                     scores.values,
                     scores.scored,
                     k_info,
@@ -163,5 +164,5 @@ def score_metrics(
         else:
             scorable, reason = has_relevant, "no relevant item in the ground truth"
         values = definition.kernel(inp, k)
-        out.append(ScoredMetric(name, metric.name, values, scorable, k_info, reason))
+        out.append(ScoredMetric(name, metric.requested or metric.name, values, scorable, k_info, reason))
     return out

@@ -6,6 +6,10 @@ A name re-exported by a package (``json.JSONDecoder`` for ``json.decoder.JSONDec
 document whose id is the shortest public path; the other paths are kept as ``aliases`` so
 seeds written either way find it.
 
+A document's text is the same in every process (trial logs are resumed by comparing it): default
+values are rendered without memory addresses (``<re.Pattern object at 0x…>`` loses the address)
+and set members are sorted, whatever ``PYTHONHASHSEED`` is (:func:`render_value`).
+
 >>> corpus = build_package_corpus(["textwrap"])
 >>> doc = corpus.get("textwrap.fill")
 >>> doc.text.splitlines()[0]
@@ -21,6 +25,7 @@ import importlib
 import inspect
 import pkgutil
 import platform
+import re
 import sys
 import warnings
 from collections.abc import Iterable, Sequence
@@ -83,15 +88,76 @@ class Corpus:
         return digest.hexdigest()
 
 
+_ADDRESS = re.compile(r"\s+at\s+0x[0-9A-Fa-f]+")
+"""`` at 0x7f…`` in a repr: a memory address, different in every process."""
+
+
+def without_addresses(text: str) -> str:
+    """``text`` with every `` at 0x…`` memory address removed.
+
+    >>> without_addresses("<built-in method match of re.Pattern object at 0x7f3a2c1b5e40>")
+    '<built-in method match of re.Pattern object>'
+    """
+    return _ADDRESS.sub("", text)
+
+
+class _Shown:
+    """A default value as the signature shows it (its :func:`render_value` text)."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+
+    def __repr__(self) -> str:
+        return self.text
+
+
+def render_value(value: Any) -> str:
+    """A repr that is the same in every process: no memory address, set members sorted.
+
+    >>> render_value(frozenset({"b", "a"})), render_value({"y": 1, "x": {"b", "a"}})
+    ("frozenset({'a', 'b'})", "{'y': 1, 'x': {'a', 'b'}}")
+    >>> import difflib, inspect
+    >>> print(render_value(inspect.signature(difflib.IS_LINE_JUNK).parameters["pat"].default))
+    re.compile('\\\\s*(?:#\\\\s*)?$').match
+    >>> render_value(object())
+    '<object object>'
+    """
+    if isinstance(value, (set, frozenset)):
+        inner = ", ".join(sorted(render_value(v) for v in value))
+        if isinstance(value, frozenset):
+            return f"frozenset({{{inner}}})" if value else "frozenset()"
+        return f"{{{inner}}}" if value else "set()"
+    if type(value) is dict:
+        return "{" + ", ".join(f"{render_value(k)}: {render_value(v)}" for k, v in value.items()) + "}"
+    if type(value) in (list, tuple):
+        inner = ", ".join(render_value(v) for v in value)
+        if isinstance(value, tuple):
+            return f"({inner},)" if len(value) == 1 else f"({inner})"
+        return f"[{inner}]"
+    owner = getattr(value, "__self__", None)
+    if callable(value) and owner is not None and not inspect.ismodule(owner) and not inspect.isclass(owner):
+        return f"{render_value(owner)}.{getattr(value, '__name__', '?')}"  # a bound method: its object's text
+    try:
+        text = repr(value)
+    except Exception:  # a broken __repr__ must not stop the corpus
+        text = f"<{type(value).__name__}>"
+    return without_addresses(text)
+
+
 def _signature(obj: Any) -> str:
     try:
-        return str(inspect.signature(obj))
+        signature = inspect.signature(obj)
     except (TypeError, ValueError):
         return "(...)"
+    shown = [
+        p if p.default is inspect.Parameter.empty else p.replace(default=_Shown(render_value(p.default)))
+        for p in signature.parameters.values()
+    ]
+    return without_addresses(str(signature.replace(parameters=shown)))
 
 
 def _document(fqn: str, obj: Any, kind: str, aliases: Iterable[str]) -> Document:
-    doc = inspect.getdoc(obj) or ""
+    doc = without_addresses(inspect.getdoc(obj) or "")
     head = f"class {fqn}{_signature(obj)}" if kind == "class" else f"{fqn}{_signature(obj)}"
     text = f"{head}\n\n{doc}".strip()
     return Document(id=fqn, text=text, kind=kind, aliases=tuple(sorted(set(aliases) - {fqn})))
@@ -122,7 +188,7 @@ def _walk_modules(root: ModuleType, notes: list[str]) -> list[ModuleType]:
                 warnings.simplefilter("ignore")
                 modules.append(importlib.import_module(name))
         except Exception as exc:  # a submodule that cannot be imported here (optional dependency, ...)
-            notes.append(f"skipped module {name}: {type(exc).__name__}: {exc}")
+            notes.append(without_addresses(f"skipped module {name}: {type(exc).__name__}: {exc}"))
     return modules
 
 

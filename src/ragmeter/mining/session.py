@@ -21,9 +21,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ragmeter.errors import ConfigError
+from ragmeter.errors import ConfigError, RagmeterError
 from ragmeter.executors.base import Executor, WorkerPool
-from ragmeter.io.records import file_sha256
+from ragmeter.io.records import file_sha256, read_structured
 from ragmeter.mining.dataset import dataset_document, write_dataset
 from ragmeter.mining.designs import BayesDesign, Design
 from ragmeter.mining.extractor import Pool
@@ -493,8 +493,37 @@ def _recompute(
     for m in mined:
         if m.error == "no trial log":
             m.design = used
-    outcome = MiningOutcome(mined, out, logs, used)
+    corpora, sandbox = _earlier_header(out, registry, only, mined, notify)
+    outcome = MiningOutcome(mined, out, logs, used, sandbox=sandbox)
     if len({json.dumps(m.design.block(), sort_keys=True) for m in mined}) > 1:
         notify("warning: the trial logs were made with different designs; the header shows the first")
-    _write(outcome, registry, registry_info, {}, pending=0)
+    _write(outcome, registry, registry_info, corpora, pending=0)
     return outcome
+
+
+def _earlier_header(
+    out: Path,
+    registry: Registry,
+    only: Sequence[str] | None,
+    mined: Sequence[MinedQuestion],
+    notify: Callable[[str], None],
+) -> tuple[dict[str, Any], dict[str, Any] | None]:
+    """``--recompute``: the corpora and sandbox of the dataset's header, as the mining run wrote them.
+
+    Without a readable earlier dataset, the corpora are described from the registry as they are
+    now, and the sandbox from what the trial logs recorded.
+    """
+    with contextlib.suppress(RagmeterError, OSError):
+        data = read_structured(out) if out.is_file() else None
+        header = data.get("ragmeter_mining") if isinstance(data, dict) else None
+        if isinstance(header, dict) and isinstance(header.get("corpora"), dict) and header["corpora"]:
+            sandbox = header.get("sandbox")
+            return dict(header["corpora"]), dict(sandbox) if isinstance(sandbox, dict) else None
+    notify(f"note: no earlier header in {out}: the corpora are described as installed now")
+    names = sorted({b.corpus for b, _ in select_pairs(registry, only)})
+    corpora = {name: corpus.provenance for name, corpus in load_corpora(registry, names).items()}
+    boxes = list(dict.fromkeys(box for m in mined for box in m.sandboxes))
+    sandbox = (
+        {"description": boxes[0] if len(boxes) == 1 else boxes, "from": "the trial logs"} if boxes else None
+    )
+    return corpora, sandbox

@@ -190,8 +190,11 @@ def check_rules(
             note = " (totals only: no per-query values to test significance on)"
         elif hit and alpha is not None and rule.mode != "absolute" and paired is not None:
             p = paired.p_adjusted if paired.p_adjusted is not None else paired.p_value
-            significant = p is not None and p < alpha
-            note = f" (p = {p:.4g}{'' if significant else f', not significant at {alpha}'})"
+            if p is None:  # no query has the metric in both runs: nothing shows the change is noise
+                note = " (no p-value: no query has the metric in both runs)"
+            else:
+                significant = p < alpha
+                note = f" (p = {p:.4g}{'' if significant else f', not significant at {alpha}'})"
         failed = hit and significant
         verdict = "FAIL" if failed else "ok"
         reason = f"{verdict}: {_describe(rule, value)} [{rule.text}]{note}"

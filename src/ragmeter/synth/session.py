@@ -165,7 +165,7 @@ def _check_start(out: Path, work: Path, *, resume: bool, fresh: bool) -> None:
 
 
 OnTask = Callable[[int, int], None]
-"""``on_task(done, total)``: generation progress."""
+"""``on_task(done, total)``: generation or verification progress."""
 
 
 class _Stage:
@@ -287,7 +287,7 @@ class _Run:
             f"{len(self.filtered.kept)} to {what}"
         )
 
-    def verify(self, progress: Callable[[int], MiningProgress] | None) -> None:
+    def verify(self, progress: Callable[[int], MiningProgress] | None, on_question: OnTask | None) -> None:
         """Verify each question in turn; stop at a budget stop (the rest stay pending)."""
         if self.solvers is None:
             self.verified = [Verified(d, "kept", None, "not verified") for d in self.filtered.kept]
@@ -303,12 +303,15 @@ class _Run:
             resume=self.resume,
             progress=progress(len(self.filtered.kept)) if progress is not None else SilentProgress(),
         )
-        for draft in self.filtered.kept:
+        kept = self.filtered.kept
+        for draft in kept:
             if self.budget is not None:
                 break
             result = self.verifier.verify(draft)
             self.verified.append(result)
             self.notify(_question_line(result))
+            if on_question is not None:
+                on_question(len(self.verified), len(kept))
 
     @property
     def budget(self) -> str | None:
@@ -388,6 +391,7 @@ def synthesize(
     progress: Callable[[int], MiningProgress] | None = None,
     notify: Callable[[str], None] | None = None,
     on_task: OnTask | None = None,
+    on_question: OnTask | None = None,
 ) -> SynthOutcome:
     """Generate, filter and verify a test set from a corpus; write the dataset and the report.
 
@@ -395,7 +399,8 @@ def synthesize(
     from or written to the work folder; ``--fresh`` deletes the earlier run only then.
     ``progress`` is called with the number of questions to verify and returns the trial
     progress sink (as for ``ragmeter mine``); ``notify`` gets one line per step and per
-    question; ``on_task(done, total)`` is called as generation tasks finish.
+    question; ``on_task(done, total)`` is called as generation tasks finish, ``on_question(done,
+    total)`` as questions are verified (some are decided before any mining, or without).
     """
     from ragmeter.synth.config import load_config
 
@@ -432,7 +437,7 @@ def synthesize(
     try:
         run.generate(on_task)
         run.filter()
-        run.verify(progress)
+        run.verify(progress, on_question)
     finally:
         run.close()
         outcome = run.finish()
