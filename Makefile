@@ -23,6 +23,7 @@ $(STAMP_ALL): pyproject.toml | $(BIN)/python
 
 demo: $(STAMP_CORE)
 	$(BIN)/ragmeter run examples/suite.yaml --fresh
+	$(BIN)/ragmeter run examples/compare.yaml --fresh
 
 lint: $(STAMP_ALL)
 	$(BIN)/ruff check src tests bench mutation
@@ -38,6 +39,7 @@ test: $(STAMP_ALL) lint system-deps
 bench: $(STAMP_ALL)
 	$(BIN)/python bench/check_outputs.py
 	$(BIN)/python bench/run_bench.py
+	$(BIN)/python bench/bench_trec_eval.py
 	$(BIN)/python bench/bench_agentic.py --end-to-end
 	$(BIN)/python bench/bench_ray.py
 

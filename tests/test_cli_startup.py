@@ -21,6 +21,8 @@ ALL_COMMANDS = [
     "report",
     "agentic",
     "synth",
+    "trec_eval",
+    "power",
     "cache",
     "calibrate",
     "mine",

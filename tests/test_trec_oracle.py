@@ -30,14 +30,13 @@ pytestmark = pytest.mark.skipif(not ORACLE.is_dir(), reason=f"trec_eval oracle d
 
 TOL = 5e-5
 SHARED = re.compile(
-    r"^(P_\d+|recall_\d+|ndcg_cut_\d+|map_cut_\d+|success_\d+|map|recip_rank|Rprec|set_recall)$"
+    r"^(P_\d+|recall_\d+|ndcg_cut_\d+|map_cut_\d+|success_\d+|map|recip_rank|Rprec|set_recall|set_P|set_F"
+    r"|bpref|infAP|gm_map|gm_bpref|num_ret|num_rel|num_rel_ret|iprec_at_recall_[0-9.]+|Rprec_mult_[0-9.]+)$"
 )
 
 
 def trec_to_ragmeter(measure: str) -> str:
-    """trec_eval's measure name → the ragmeter name it is compared with."""
-    if measure == "set_recall":
-        return "recall"
+    """trec_eval's measure name → the ragmeter name it is compared with (ragmeter reads trec_eval's)."""
     return measure
 
 

@@ -15,9 +15,10 @@ __version__ = "0.1.0"
 if TYPE_CHECKING:
     from ragmeter.api import evaluate, evaluate_trec
     from ragmeter.harness.in_process import run
+    from ragmeter.report.multi_compare import compare
     from ragmeter.results import EvalResult
 
-__all__ = ["EvalResult", "__version__", "evaluate", "evaluate_trec", "run"]
+__all__ = ["EvalResult", "__version__", "compare", "evaluate", "evaluate_trec", "run"]
 
 
 def __getattr__(name: str) -> Any:
@@ -30,6 +31,10 @@ def __getattr__(name: str) -> Any:
         from ragmeter.harness.in_process import run
 
         return run
+    if name == "compare":
+        from ragmeter.report.multi_compare import compare
+
+        return compare
     if name == "EvalResult":
         from ragmeter.results import EvalResult
 

@@ -28,6 +28,7 @@ from ragmeter.evaluation.arguments import (
     DEFAULT_DATASET_METRICS,
     check_k,
     check_level,
+    k_source_of,
     load_settings,
     resolve_metrics,
 )
@@ -181,7 +182,14 @@ def _evaluate_loaded(
         records=records,
         judged=verdicts or None,
     )
-    scored = score_metrics(resolved, inp, default_k=default_k, sample_k=sample_k, trec_compat=trec_compat)
+    scored = score_metrics(
+        resolved,
+        inp,
+        default_k=default_k,
+        sample_k=sample_k,
+        trec_compat=trec_compat,
+        k_source=k_source_of(k, cfg),
+    )
     coverage, index_sources, index_warnings = index_stats_coverage(index_stats, cfg, cfg_path)
     split, operational, details = rag_sections(scored, records, sample_k, default_k)
     own = {  # ragmeter's own time, apart from the system's latency and timings
@@ -349,7 +357,8 @@ def evaluate_trec(
 
     ``complete`` is trec_eval's ``-c`` (qrels topics missing from the run count
     as 0); ``trec_compat`` averages topics without relevant documents in as 0,
-    as trec_eval does, instead of skipping them.
+    as trec_eval does, instead of skipping them, and truncates a fractional
+    relevance as trec_eval reads it (otherwise an error).
     """
     fields = trec_result_fields(
         qrels,

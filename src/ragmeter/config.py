@@ -17,26 +17,28 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import ConfigDict, Field
 
 from ragmeter.config_defaults import CONFIG_FILENAME as CONFIG_FILENAME
 from ragmeter.config_defaults import FALLBACK_K as FALLBACK_K
 from ragmeter.errors import ConfigError
 from ragmeter.io.records import describe_validation_error, read_structured
+from ragmeter.metrics.names import MAX_K
 from ragmeter.schema.rag import ModelPrice
+from ragmeter.schema.strict_numbers import NumbersModel
 
 
-class RetrievalConfig(BaseModel):
+class RetrievalConfig(NumbersModel):
     """``metrics.retrieval``: defaults for the ranking metrics."""
 
     model_config = ConfigDict(extra="forbid")
 
-    default_k: int = Field(default=FALLBACK_K, ge=1)
+    default_k: int = Field(default=FALLBACK_K, ge=1, le=MAX_K)
     relevance_level: float | None = Field(default=None, gt=0)
     metrics: list[str] | None = None
 
 
-class RagConfig(BaseModel):
+class RagConfig(NumbersModel):
     """``metrics.rag``: whole-RAG settings (see docs/rag.md)."""
 
     model_config = ConfigDict(extra="forbid")
@@ -45,7 +47,7 @@ class RagConfig(BaseModel):
     """A gold support that lists snippets also needs one in the chunk text."""
 
 
-class MetricsConfig(BaseModel):
+class MetricsConfig(NumbersModel):
     """``metrics``: per-family settings."""
 
     model_config = ConfigDict(extra="forbid")
@@ -54,7 +56,7 @@ class MetricsConfig(BaseModel):
     rag: RagConfig = Field(default_factory=RagConfig)
 
 
-class RagmeterConfig(BaseModel):
+class RagmeterConfig(NumbersModel):
     """The whole configuration file."""
 
     model_config = ConfigDict(extra="forbid")

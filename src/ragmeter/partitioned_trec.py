@@ -14,8 +14,7 @@
    merged by adding up their counts and naming the original files.
 
 Anything a partition cannot settle exactly — a malformed file (whose error must name the
-original file and line), or bytes the readers split lines or fields on besides newlines
-and spaces (see :func:`ragmeter.io.trec_split._check_lines`) — sends the evaluation to
+original file and line), or a compressed one — sends the evaluation to
 :func:`ragmeter.api.evaluate_trec` in this process instead.
 
 >>> import tempfile, pathlib
@@ -32,6 +31,7 @@ True
 
 from __future__ import annotations
 
+import dataclasses
 import re
 import tempfile
 import time
@@ -50,6 +50,7 @@ from ragmeter.evaluation.arguments import (
     DEFAULT_TREC_METRICS,
     check_k,
     check_level,
+    k_source_of,
     load_settings,
     resolve_metrics,
 )
@@ -78,6 +79,7 @@ class PartitionTask:
     default_k: int
     complete: bool
     trec_compat: bool
+    k_source: str = "the default"
 
 
 @dataclass
@@ -105,11 +107,17 @@ def evaluate_partition(task: PartitionTask) -> PartitionResult:
         _write(task.qrels, qrels_path)
         _write(task.run, run_path)
         try:
-            qrels = read_qrels(qrels_path)
+            qrels = read_qrels(qrels_path, trec_compat=task.trec_compat)
             run = read_run(run_path, qrels=qrels)
             matched = match_trec(qrels, run, complete=task.complete)
             inp = ScoringInput.from_table(matched.table, relevance_level=task.relevance_level)
-            scored = score_metrics(task.metrics, inp, default_k=task.default_k, trec_compat=task.trec_compat)
+            scored = score_metrics(
+                task.metrics,
+                inp,
+                default_k=task.default_k,
+                trec_compat=task.trec_compat,
+                k_source=task.k_source,
+            )
         except RagmeterError as exc:
             return PartitionResult([], np.zeros(0, np.int64), [], [], 0, error=exc)
         names = {str(qrels_path): task.qrels_name, str(run_path): task.run_name}
@@ -205,9 +213,7 @@ def _merge_scored(results: Sequence[PartitionResult], order: NDArray[np.int64]) 
                     counts[reason] = counts.get(reason, 0) + 1
             skip_reason = max(counts, key=lambda r: counts[r]) if counts else ""
         merged.append(
-            ScoredMetric(
-                first.name, first.requested, values, scored, first.k, skip_reason, reasons, first.percentile
-            )
+            dataclasses.replace(first, values=values, scored=scored, skip_reason=skip_reason, reasons=reasons)
         )
     return merged
 
@@ -350,6 +356,7 @@ def _evaluate_split(
             default_k,
             options.complete,
             options.trec_compat,
+            k_source_of(options.k, cfg),
         )
         for group in groups
     ]

@@ -15,6 +15,7 @@ Traceback (most recent call last):
 ...
 AssertionError: regression gate failed:
   FAIL: mrr changed by -0.2000 [mrr<-0.05]
+  warning: with 1 question a drop of 0.05 in mrr cannot be told from noise (1 query is too few for any test to reach α = 0.05) [mrr<-0.05]
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ragmeter.report import DEFAULT_RESAMPLES
 from ragmeter.results import EvalResult
 
 ResultsLike = EvalResult | str | Path
@@ -56,10 +58,15 @@ def assert_no_regression(
     *,
     rules: Sequence[str],
     alpha: float | None = None,
-    n_resamples: int = 2_000,
+    n_resamples: int = DEFAULT_RESAMPLES,
     seed: int = 0,
 ) -> None:
-    """Fail (``AssertionError``) when any gate rule fails; rules as for ``ragmeter gate --fail-on``."""
+    """Fail (``AssertionError``) when any gate rule fails; rules as for ``ragmeter gate --fail-on``.
+
+    The statistics are those of ``ragmeter gate`` (the same resamples). A rule whose threshold the
+    test set cannot detect adds a warning to the failure message and, under pytest, to the
+    ``ragmeter`` summary line of the test.
+    """
     from ragmeter.report.compare import compare_results
     from ragmeter.report.gate import check_rules, parse_rule
 
@@ -69,9 +76,12 @@ def assert_no_regression(
         base, cand, baseline_label=base_label, candidate_label=cand_label, n_resamples=n_resamples, seed=seed
     )
     outcomes = check_rules(comparison, [parse_rule(r) for r in rules], alpha=alpha)
+    warnings = [f"warning: {o.warning}" for o in outcomes if o.warning]
+    for warning in warnings:
+        _record_line(warning)
     failed = [o.reason for o in outcomes if o.failed]
     if failed:
-        raise AssertionError("regression gate failed:\n  " + "\n  ".join(failed))
+        raise AssertionError("regression gate failed:\n  " + "\n  ".join([*failed, *warnings]))
 
 
 @dataclass(frozen=True)
@@ -201,7 +211,7 @@ def assert_metric(
     if len(scored) > 1 and value is not None and math.isclose(sum(scored) / len(scored), value, abs_tol=1e-9):
         from ragmeter.report.stats import bootstrap_ci
 
-        ci = bootstrap_ci(scored, confidence=confidence, n_resamples=2_000, seed=0)
+        ci = bootstrap_ci(scored, confidence=confidence, n_resamples=DEFAULT_RESAMPLES, seed=0)
     higher = resolve_metric(key.split(".")[0]).definition.higher_is_better
     ordered = sorted(
         ((qid, v) for qid, v in per_query.items() if v is not None),
@@ -230,6 +240,10 @@ def assert_metric(
 
 def _record(check: MetricCheck) -> None:
     """Hand the check to the pytest plugin, when it is loaded, for the test's summary line."""
+    _record_line(check.summary())
+
+
+def _record_line(line: str) -> None:
     plugin: Any = sys.modules.get("ragmeter.pytest_plugin")
     if plugin is not None:
-        plugin.record(check.summary())
+        plugin.record(line)

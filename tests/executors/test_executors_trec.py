@@ -140,6 +140,13 @@ def test_executors_trec_unicode_whitespace_falls_back(tmp_path: Path, odd: str) 
     same_as_local(qrels, run, parts=(3,))
 
 
+def test_executors_trec_a_byte_order_mark_keeps_the_first_topic_whole(tmp_path: Path) -> None:
+    qrels, run = tmp_path / "q", tmp_path / "r"
+    qrels.write_text("\ufeffq1 0 a 1\nq1 0 b 1\nx 0 a 1\n", encoding="utf-8")
+    run.write_text("\ufeffq1 Q0 a 1 1.0 r\nx Q0 b 1 1.0 r\nq1 Q0 b 2 0.5 r\n", encoding="utf-8")
+    same_as_local(qrels, run, parts=(2, 3))
+
+
 def test_executors_trec_split_is_by_topic_and_streams(tmp_path: Path) -> None:
     qrels, run = _tricky(tmp_path, random.Random(4), interleave=True)
     executor = LocalExecutor()

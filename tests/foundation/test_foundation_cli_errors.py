@@ -58,7 +58,7 @@ CASES: list[object] = [
     pytest.param(
         {"run.trec": "q1 Q0 d1 1 high r\n"},
         TREC_ARGS,
-        "Error: run.trec:1: score 'high' is not a number",
+        "Error: run.trec:1: score 'high' is not a plain decimal number",
         id="run-non-numeric-score",
     ),
     pytest.param(
@@ -76,7 +76,7 @@ CASES: list[object] = [
     pytest.param(
         {"qrels.trec": "q1 0 d1 yes\n"},
         TREC_ARGS,
-        "Error: qrels.trec:1: relevance 'yes' is not a number",
+        "Error: qrels.trec:1: relevance 'yes' is not a whole number",
         id="qrels-non-numeric",
     ),
     pytest.param(
@@ -108,7 +108,7 @@ CASES: list[object] = [
     pytest.param(
         {"outputs.json": '{"q-1": ["a"], "q-1": ["b"]}'},
         ["eval", "--dataset", "samples.yaml", "--outputs", "outputs.json"],
-        "Error: outputs.json: duplicate key 'q-1' in one object",
+        "Error: outputs.json:1: duplicate key 'q-1' in one object",
         id="duplicate-output-id-json",
     ),
     pytest.param(
@@ -145,7 +145,8 @@ CASES: list[object] = [
     pytest.param(
         {"outputs.jsonl": '{"id": "q-1", "output": {"retrieved": [{"id": "a", "score": NaN}]}}\n'},
         DATASET_ARGS,
-        "Error: outputs.jsonl:1 (sample 'q-1'): output.retrieved.0.score: score must be finite, got nan",
+        "Error: outputs.jsonl:1: output.retrieved[0].score: NaN is not a number JSON allows "
+        "(numbers must be finite; write null for no value)",
         id="output-nan-score",
     ),
     pytest.param(
@@ -265,7 +266,8 @@ CASES: list[object] = [
     pytest.param(
         {"samples.json": '[{"id": "q-1", "expected_output": {"a": NaN}}]'},
         ["eval", "--dataset", "samples.json"],
-        "Error: samples.json:samples[0] (sample 'q-1'): expected_output: gain of 'a' must be finite, got nan",
+        "Error: samples.json:1: [0].expected_output.a: NaN is not a number JSON allows "
+        "(numbers must be finite; write null for no value)",
         id="gain-nan",
     ),
     pytest.param(

@@ -192,8 +192,31 @@ def test_harmonic_ndcg_is_binary_and_over_the_whole_list() -> None:
 def test_recall_without_cutoff_is_modified_precision() -> None:
     # 12 items returned, relevant a, b, c, d; a at rank 7, c at rank 12 -> 2/4 over the whole list
     ranking = [f"x{i}" for i in range(6)] + ["a"] + [f"y{i}" for i in range(4)] + ["c"]
-    values = one(["a", "b", "c", "d"], ranking, ["recall", "modified_precision", "recall@5", "recall@7"])
-    assert values == {"recall": 0.5, "modified_precision": 0.5, "recall@5": 0.0, "recall@7": 0.25}
+    names = ["recall@all", "modified_precision", "recall@5", "recall@7", "set_recall"]
+    values = one(["a", "b", "c", "d"], ranking, names)
+    assert values == {
+        "recall@all": 0.5,
+        "modified_precision": 0.5,
+        "recall@5": 0.0,
+        "recall@7": 0.25,
+        "set_recall": 0.5,
+    }
+
+
+def test_plain_recall_takes_k_by_precedence_and_says_where_from() -> None:
+    # round-2 ruling: a plain name is shown as resolved (recall@5), with the source of its k
+    ranking = [f"x{i}" for i in range(6)] + ["a"] + [f"y{i}" for i in range(4)] + ["c"]
+    result = ragmeter.evaluate(
+        [{"id": "q", "expected_output": ["a", "b", "c", "d"]}], {"q": ranking}, metrics=["recall", "nDCG"]
+    )
+    assert result.aggregate == {"recall@5": 0.0, "ndcg@5": 0.0}
+    info = result.provenance["metrics"]
+    assert info["recall@5"] == {"requested": "recall", "k": 5, "k_source": "the default (5)"}
+    assert info["ndcg@5"]["requested"] == "nDCG"
+    given = ragmeter.evaluate(
+        [{"id": "q", "expected_output": ["a"]}], {"q": ranking}, metrics=["nDCG"], k=7
+    ).provenance["metrics"]
+    assert given["ndcg@7"] == {"requested": "nDCG", "k": 7, "k_source": "-k / k="}
 
 
 # --- precision, MAP, R-precision, MRR@k -----------------------------------------------------------
@@ -376,7 +399,11 @@ def test_k_precedence_uniform_metadata_k_names_the_metric() -> None:
     samples = [{**s, "metadata": {"k": 3}} for s in K_SAMPLES]
     result = ragmeter.evaluate(samples, K_OUTPUTS, metrics=["precision", "hit"], k=7)
     assert list(result.aggregate) == ["precision@3", "hit@3"]
-    assert result.provenance["metrics"]["precision@3"] == {"requested": "precision", "k": 3}
+    assert result.provenance["metrics"]["precision@3"] == {
+        "requested": "precision",
+        "k": 3,
+        "k_source": "sample metadata.k",
+    }
 
 
 def test_k_precedence_through_the_cli(tmp_path: Path, cli: Any) -> None:
@@ -618,7 +645,9 @@ def test_json_shape_and_provenance(tmp_path: Path, cli: Any) -> None:
     ]
     prov = data["provenance"]
     assert prov["ragmeter_version"] == ragmeter.__version__
-    assert prov["metrics"]["hit@5"]["requested"] == "retrieval-hit-at-k"  # as the user spelt it
+    assert prov["metrics"]["hit@5"]["requested"] == "retrieval-hit-at-k"
+    assert prov["metrics"]["hit@5"]["k_source"] == "the default (5)"
+    assert prov["metrics"]["ndcg@3"]["requested"] == "nDCG@3"
     assert prov["metrics"]["hit@5"]["k"] == 5
     assert prov["metrics"]["ndcg@3"]["k"] == 3
     assert prov["metrics"]["mrr"]["k"] is None

@@ -21,6 +21,10 @@ def _spellings() -> list[list[str]]:
     families = [m for m in METRICS if m.needs != "judge" or m.family in NO_LLM]
     per_family = []
     for m in families:
+        if m.param is not None and m.param.default is None:  # named with its parameter
+            at = [f"{alias}@0.5" for alias in m.aliases] if m.param.at else []
+            per_family.append([f"{m.family}_0.50", f"{m.family.upper()}_0.50", f"{m.family}.0.5", *at])
+            continue
         spellings = [m.family, *m.aliases, m.family.upper()]
         if m.qualified:
             spellings += [f"{s}.retrieval" for s in spellings]

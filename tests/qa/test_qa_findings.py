@@ -246,9 +246,10 @@ def test_non_utf8_names_the_line(tmp_path: Path, cli: Any) -> None:
     first = b'{"trace_id": "t", "turns": [{"user": "u", "iterations": []}]}\n'
     traces.write_bytes(first + b'{"b": "\xff"}\n')
     code, _, err = cli(["agentic", "-t", str(traces), "-f", "native"])
-    assert code == 2 and err.strip() == f"Error: {traces}:2: not UTF-8 text (byte 8 of the line)"
+    message = "not UTF-8 text: byte 0xff (column 8) cannot be decoded; save the file as UTF-8"
+    assert code == 2 and err.strip() == f"Error: {traces}:2: {message}"
     traces.write_bytes(b'{"a": 1}\n{"b": "\xff"}\n')
-    with pytest.raises(InputError, match=r"t\.jsonl:2: not UTF-8 text \(byte 8 of the line\)"):
+    with pytest.raises(InputError, match=r"t\.jsonl:2: not UTF-8 text: byte 0xff \(column 8\)"):
         load_outputs(traces)
 
 

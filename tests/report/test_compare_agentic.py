@@ -34,7 +34,8 @@ def test_compare_shows_iterations_for_all_good_results(tmp_path: Path, cli: Any)
 
     code, out, err = cli(["compare", str(base), str(cand), "--json"])
     assert code == 0, err
-    row = next(m for m in json.loads(out)["metrics"] if m["metric"] == "IterationsForAllGoodResults")
+    (pair,) = json.loads(out)["comparisons"]
+    row = next(m for m in pair["metrics"] if m["metric"] == "IterationsForAllGoodResults")
     assert row["baseline_mean"] == row["candidate_mean"] == mean
     assert row["n_pairs"] == sum(v is not None for v in held.values())
 

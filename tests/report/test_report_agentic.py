@@ -62,11 +62,17 @@ def test_compare_two_agentic_results_is_paired_by_trace(agentic_json: Path, tmp_
     cand.write_text(json.dumps(data), encoding="utf-8")
     code, out, err = cli(["compare", str(agentic_json), str(cand), "--json"])
     assert code == 0, err
-    compared = json.loads(out)
+    (compared,) = json.loads(out)["comparisons"]
     assert compared["candidate"] == "cand"
     cg = next(row for row in compared["metrics"] if row["metric"] == "CG")
     scored = [t["trace_id"] for t in data["traces"] if t["status"] == "scored"]
     assert (cg["n_pairs"], cg["delta"], cg["n_improved"]) == (len(scored), pytest.approx(1.0), len(scored))
+    code, out, err = cli(
+        ["compare", str(agentic_json), str(cand), "-f", "html", "-o", str(tmp_path / "c.html")]
+    )
+    assert code == 0, err
+    page = (tmp_path / "c.html").read_text(encoding="utf-8")
+    assert 'data-view="compare"' in page and "Agentic curves" in page  # the baseline's trace report below
 
 
 def test_a_file_that_is_neither_is_a_clear_error(tmp_path: Path, cli: Any) -> None:

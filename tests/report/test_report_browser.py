@@ -11,11 +11,13 @@ import json
 import os
 import shutil
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 from report_helpers import run_cli
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
@@ -262,3 +264,96 @@ def test_long_names_and_many_groups_still_fit(browser: Any, tmp_path: Path) -> N
         page.locator("#q-table tr.row").first.click()
         no_horizontal_overflow(page)
         shoot(page, results, "stress")
+
+
+# -- a comparison of three systems (one `ragmeter run` of a suite with `systems:`) ----------------------------
+
+
+@pytest.fixture(scope="module")
+def three_systems(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """examples/compare.yaml's two systems and a third (small chunks), run together; the results folder."""
+    examples = Path(__file__).resolve().parents[2] / "examples"
+    suite = yaml.safe_load((examples / "compare.yaml").read_text(encoding="utf-8"))
+    root = tmp_path_factory.mktemp("three-systems")
+    suite["dataset"] = str(examples / "tests.yaml")
+    for system in suite["systems"].values():
+        system["vault"] = str(examples / "vault")
+    suite["systems"]["chunks-30"] = {**suite["systems"]["bm25-default"], "max_chunk_tokens": 30}
+    suite["results_dir"] = str(root / "results")
+    (root / "suite.yaml").write_text(yaml.safe_dump(suite, sort_keys=False), encoding="utf-8")
+    # on a thread of its own: this thread may run the browser's event loop already
+    with ThreadPoolExecutor(1) as pool:
+        pool.submit(run_cli, ["run", str(root / "suite.yaml"), "--quiet"]).result()
+    return root / "results"
+
+
+def gains(page: Any) -> list[float]:
+    values: list[str] = page.eval_on_selector_all(
+        "#c-table tr.row td.delta", "cs => cs.map(c => c.dataset.gain)"
+    )
+    return [float(v) for v in values if v != ""]
+
+
+def test_three_system_comparison(browser: Any, three_systems: Path) -> None:
+    report = three_systems / "report.html"
+    base = per_query(three_systems / "bm25-default")
+    small = per_query(three_systems / "chunks-30")
+    for width in (WIDE, NARROW):
+        with opened(browser, report, width=width) as page:
+            no_horizontal_overflow(page)
+            if width == WIDE:
+                tables_fit(page, "#compare")
+                head = page.locator("table.cmp-summary thead").inner_text()
+                assert "a bm25-default" in head and "b bm25-b0.1" in head and "c chunks-30" in head
+                assert page.locator("table.cmp-summary b").count() > 0  # the best values in bold
+                assert "Holm correction across" in page.locator("#compare ul.legend").inner_text()
+            else:  # on a phone the summary and the side-by-side table (baseline, candidate, delta) still fit
+                fits = page.eval_on_selector_all(
+                    "#compare .table-wrap:has(.cmp-summary), #compare .table-wrap:has(#c-table)",
+                    "ws => ws.map(w => w.scrollWidth <= w.clientWidth)",
+                )
+                assert fits == [True, True]
+                assert page.locator("#c-table th.delta").is_visible()
+            shoot(page, three_systems, "compare")
+    with opened(browser, report) as page:
+        # sorted by delta, worst first, from the start
+        assert page.locator("#c-table tr.row").count() == len(base)
+        assert gains(page) == sorted(gains(page))
+        # "got worse": one click on the chosen metric and candidate
+        page.select_option("#c-metric", label="mrr")
+        page.select_option("#c-cand", label="c chunks-30")
+        page.click("#c-worse")
+        worse = [
+            q
+            for q, row in base.items()
+            if row["metrics"]["mrr"] is not None
+            and small[q]["metrics"]["mrr"] is not None
+            and small[q]["metrics"]["mrr"] < row["metrics"]["mrr"]
+        ]
+        assert worse  # the third system loses some queries
+        assert sorted(rows_of(page, "#c-table")) == sorted(worse)
+        assert all(g < 0 for g in gains(page)) and gains(page) == sorted(gains(page))
+        assert page.locator("#c-worse").get_attribute("aria-pressed") == "true"
+        assert f"{len(worse)} of {len(base)} queries got worse" in page.locator("#c-status").inner_text()
+        shoot(page, three_systems, "compare-got-worse")
+        # a row opens every metric of every system for that query, with the question as text
+        first = rows_of(page, "#c-table")[0]
+        page.locator(f"#c-table tr.row[data-id='{first}']").click()
+        detail = page.locator("#c-table tr.detail")
+        assert detail.locator(".question").inner_text() == base[first]["input"]["question"]
+        assert "Δ c" in detail.inner_text() and "hit@5" in detail.inner_text()
+        page.click("#c-worse")  # a second click shows every query again
+        assert page.locator("#c-table tr.row").count() == len(base)
+        # filters: category and search
+        page.select_option("#c-category", "adversarial")
+        adversarial = [q for q, row in base.items() if row.get("category") == "adversarial"]
+        assert sorted(rows_of(page, "#c-table")) == sorted(adversarial)
+        page.select_option("#c-category", "")
+        page.fill("#c-search", "fact-00")
+        assert rows_of(page, "#c-table") and all(q.startswith("fact-00") for q in rows_of(page, "#c-table"))
+        no_horizontal_overflow(page)
+
+
+def rows_of(page: Any, table: str) -> list[str]:
+    ids: list[str] = page.eval_on_selector_all(f"{table} tr.row", "rs => rs.map(r => r.dataset.id)")
+    return ids

@@ -275,6 +275,7 @@ def test_a_further_view_gets_its_data_and_no_section_without_a_partial(tmp_path:
         n_scored={"mrr": 1},
         n_skipped={"mrr": 0},
     )
-    page = render_report(result.write(tmp_path), views={"compare": {"systems": ["a", "b"], "rows": [[1, 2]]}})
-    assert page_data(page)["compare"] == {"systems": ["a", "b"], "rows": [[1, 2]]}
-    assert 'id="compare"' not in page  # shown once SECTIONS names it and its partial exists
+    page = render_report(result.write(tmp_path), views={"custom": {"systems": ["a", "b"], "rows": [[1, 2]]}})
+    assert page_data(page)["custom"] == {"systems": ["a", "b"], "rows": [[1, 2]]}
+    assert 'id="custom"' not in page  # shown once SECTIONS names it and its partial exists
+    assert 'id="compare"' not in page  # the compare view has a partial, but no data here

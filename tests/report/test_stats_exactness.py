@@ -53,11 +53,18 @@ def test_exact_pvalue_of_decimal_differences_equals_integer_enumeration(ks: list
     assert permutation_pvalue([k / 10 for k in ks]) == exact_integer_pvalue(ks)
 
 
-def test_the_exact_test_covers_16_nonzero_differences_and_no_more() -> None:
-    # 16 equal differences: only the two constant sign patterns are as extreme.
-    assert permutation_pvalue([1.0] * 16) == 2 / 2**16
+def test_the_exact_test_covers_16_distinct_differences_and_no_more() -> None:
+    # Sizes with no common step (no lattice): 16 are enumerated, 17 sampled.
+    sizes = np.random.default_rng(0).uniform(1.0, 2.0, 17)
+    assert permutation_pvalue(sizes[:16]) == 2 / 2**16  # only the two constant sign patterns
     # 17: sampled. No random pattern of 999 is that extreme, so p = (0 + 1) / (999 + 1).
-    assert permutation_pvalue([1.0] * 17, n_permutations=999) == 1 / 1000
+    assert permutation_pvalue(sizes, n_permutations=999) == 1 / 1000
+
+
+def test_differences_of_one_size_stay_exact_at_any_n() -> None:
+    # 0/1 metrics: every difference is +-1, the sums are a binomial: exact (McNemar), never sampled.
+    assert permutation_pvalue([1.0] * 17, n_permutations=999) == 2 / 2**17
+    assert permutation_pvalue([0.25] * 40, n_permutations=1) == 2 / 2**40
 
 
 def test_zero_differences_do_not_count_towards_the_limit() -> None:
@@ -68,24 +75,35 @@ def test_zero_differences_do_not_count_towards_the_limit() -> None:
 
 @pytest.mark.parametrize("n_permutations", [1, 99, 1000])
 def test_a_sampled_p_value_is_never_zero(n_permutations: int) -> None:
-    p = permutation_pvalue([0.25] * 40, n_permutations=n_permutations, seed=3)
+    diffs = np.random.default_rng(3).uniform(0.2, 0.3, 40)  # all one sign, no common step: sampled
+    p = permutation_pvalue(diffs, n_permutations=n_permutations, seed=3)
     assert p == 1 / (n_permutations + 1)
 
 
-@pytest.mark.parametrize(
-    ("n", "positive", "n_permutations"), [(17, 13, 4000), (40, 27, 4000), (300, 170, 20_000)]
-)
-def test_a_sampled_p_value_is_b_plus_one_over_B_plus_one_near_the_exact_tail(
-    n: int, positive: int, n_permutations: int
-) -> None:
-    # Differences of size 1: the exact p-value is a binomial tail. n = 300 samples in several chunks.
+@pytest.mark.parametrize(("n", "positive"), [(17, 13), (40, 27), (300, 170)])
+def test_differences_of_size_1_give_the_exact_binomial_tail(n: int, positive: int) -> None:
     diffs = [1.0] * positive + [-1.0] * (n - positive)
+    exact = rademacher_tail(n, abs(2 * positive - n))
+    assert 0.01 < exact < 0.99
+    for n_permutations in (100, 20_000):  # no sampling: the resamples play no part
+        assert permutation_pvalue(diffs, n_permutations=n_permutations, seed=7) == pytest.approx(
+            exact, rel=1e-9
+        )
+
+
+@pytest.mark.parametrize(("n", "n_permutations"), [(17, 4000), (40, 4000), (300, 10_000)])
+def test_a_sampled_p_value_is_b_plus_one_over_B_plus_one_near_the_reference(
+    n: int, n_permutations: int
+) -> None:
+    # Continuous differences: sampled (n = 300 in several chunks); scipy's permutation test as reference.
+    diffs = np.random.default_rng(n).normal(0.3 / n**0.5, 0.3, n)  # about 1 standard error from 0
     p = permutation_pvalue(diffs, n_permutations=n_permutations, seed=7)
     extreme = p * (n_permutations + 1) - 1
     assert extreme == pytest.approx(round(extreme), abs=1e-6) and 0 <= round(extreme) <= n_permutations
-    exact = rademacher_tail(n, abs(2 * positive - n))
-    assert 0.01 < exact < 0.99
-    assert abs(p - exact) < 4 * math.sqrt(exact * (1 - exact) / n_permutations) + 1 / n_permutations
+    signs = np.random.default_rng(0).choice([-1.0, 1.0], size=(20_000, n))  # an independent sample
+    ref = float(np.mean(np.abs(signs @ diffs) >= abs(diffs.sum()) - 1e-12))
+    assert 0.01 < ref < 0.99
+    assert abs(p - ref) < 4 * math.sqrt(ref * (1 - ref) / n_permutations) + 0.01
 
 
 def test_the_sampled_p_value_is_seeded() -> None:

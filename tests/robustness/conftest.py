@@ -97,3 +97,24 @@ def accepted(cli: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Calla
         return out
 
     return check
+
+
+@pytest.fixture
+def results_folder() -> Callable[[Path], Path]:
+    """``results_folder(path) -> path``: a valid results folder (``metrics.json`` + ``per_query.jsonl``).
+
+    One query, ``mrr`` 0.5: what ``eval --out`` writes, to break one file of afterwards.
+    """
+    from ragmeter.results import EvalResult
+
+    def write(folder: Path) -> Path:
+        one = {"mrr": 1}
+        return EvalResult(
+            aggregate={"mrr": 0.5},
+            per_query={"q1": {"mrr": 0.5}},
+            n_queries=1,
+            n_scored=one,
+            n_skipped={"mrr": 0},
+        ).write(folder)
+
+    return write

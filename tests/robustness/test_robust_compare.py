@@ -8,6 +8,8 @@ from typing import Any
 
 import pytest
 
+W = "is not a number JSON allows"
+
 
 @pytest.fixture
 def runs(saved_results: Any, tmp_path: Path) -> None:
@@ -51,10 +53,10 @@ def test_no_shared_metric_is_refused(saved_results: Any, refused: Any, tmp_path:
 @pytest.mark.parametrize(
     ("token", "fragment"),
     [
-        ("NaN", "per_query['q2'].map: nan is not a value (unscored is null)"),
-        ("Infinity", "per_query['q2'].map: inf is not a value"),
-        ('"high"', "per_query.q2.map: Input should be a valid number"),
-        ("[0.5]", "per_query.q2.map: Input should be a valid number"),
+        ("NaN", f"1: per_query.q2.map: NaN {W} (numbers must be finite; write null for no value)"),
+        ("Infinity", f"1: per_query.q2.map: Infinity {W}"),
+        ('"high"', " per_query.q2.map: Input should be a valid number"),
+        ("[0.5]", " per_query.q2.map: Input should be a valid number"),
     ],
     ids=["nan", "inf", "text", "list"],
 )
@@ -66,14 +68,14 @@ def test_a_bad_value_in_saved_results_is_one_line(
     data = json.loads(path.read_text(encoding="utf-8"))
     data["per_query"]["q2"]["map"] = "@X@"
     path.write_text(json.dumps(data).replace('"@X@"', token), encoding="utf-8")
-    refused(["compare", "base", "cand"], f"{side}/metrics.json: {fragment}")
+    refused(["compare", "base", "cand"], f"{side}/metrics.json:{fragment}")
 
 
 @pytest.mark.parametrize(
     ("name", "text", "fragment"),
     [
         ("metrics.json", '{"aggregate": {}', "metrics.json:1: invalid JSON"),
-        ("metrics.json", '{"aggregate": {}, "aggregate": {}}', "metrics.json: duplicate key"),
+        ("metrics.json", '{"aggregate": {}, "aggregate": {}}', "metrics.json:1: duplicate key 'aggregate'"),
         ("per_query.jsonl", "{}\n", "per_query.jsonl:1: id: expected a query id"),
         ("per_query.jsonl", '{"id": "q1", "metrics": {"mrr": NaN}}\n', "per_query.jsonl:1: metrics.mrr"),
         ("config.json", '["not", "an", "object"]', "config.json: expected a JSON object, got list"),
@@ -94,7 +96,8 @@ def test_a_folder_that_is_not_a_results_folder(refused: Any, runs: None, tmp_pat
 
 def test_compare_on_good_results_prints_the_delta(accepted: Any, runs: None) -> None:
     data = json.loads(accepted(["compare", "base", "cand", "--json", "--resamples", "200"]))
-    deltas = {m["metric"]: m["delta"] for m in data["metrics"]}
+    (pair,) = data["comparisons"]
+    deltas = {m["metric"]: m["delta"] for m in pair["metrics"]}
     assert deltas == {"mrr": 0.25, "map": -0.25}
 
 

@@ -15,6 +15,8 @@ import pytest
 BASE = {"q1": {"mrr": 0.5, "error_rate": 0.0}, "q2": {"mrr": 1.0, "error_rate": 0.0}}
 CAND = {"q1": {"mrr": 0.25, "error_rate": 1.0}, "q2": {"mrr": 1.0, "error_rate": 0.0}}
 
+W = "is not a number JSON allows"
+
 
 @pytest.fixture
 def runs(saved_results: Any, tmp_path: Path) -> tuple[Path, Path]:
@@ -110,11 +112,11 @@ def test_a_relative_rule_from_a_zero_baseline_is_refused(refused: Any, runs: Any
 # -- malformed saved results -----------------------------------------------------------------------------
 
 METRICS = {
-    "nan-aggregate": ("aggregate", "NaN", "aggregate.mrr: nan is not a value"),
-    "inf-per-query": ("per_query", "Infinity", "per_query['q1'].mrr: inf is not a value"),
-    "minus-inf-per-query": ("per_query", "-Infinity", "per_query['q1'].mrr: -inf is not a value"),
-    "text-value": ("per_query", '"0.5"', "per_query.q1.mrr: Input should be a valid number"),
-    "boolean-value": ("per_query", "true", "per_query.q1.mrr: Input should be a valid number"),
+    "nan-aggregate": ("aggregate", "NaN", f"1: aggregate.mrr: NaN {W}"),
+    "inf-per-query": ("per_query", "Infinity", f"1: per_query.q1.mrr: Infinity {W}"),
+    "minus-inf-per-query": ("per_query", "-Infinity", f"1: per_query.q1.mrr: -Infinity {W}"),
+    "text-value": ("per_query", '"0.5"', " per_query.q1.mrr: Input should be a valid number"),
+    "boolean-value": ("per_query", "true", " per_query.q1.mrr: Input should be a valid number"),
 }
 
 
@@ -131,7 +133,7 @@ def test_a_bad_value_inside_saved_results_is_one_line(
     else:
         data["per_query"]["q1"]["mrr"] = "@TOKEN@"
     path.write_text(json.dumps(data).replace('"@TOKEN@"', token), encoding="utf-8")
-    refused(_gate("mrr<-0.1"), f"{side}/metrics.json: {fragment}")
+    refused(_gate("mrr<-0.1"), f"{side}/metrics.json:{fragment}")
 
 
 BROKEN = {
@@ -141,7 +143,10 @@ BROKEN = {
     ),
     "a-list": (lambda p: p.write_text("[1]", encoding="utf-8"), "metrics.json: expected a JSON object"),
     "empty": (lambda p: p.write_text("", encoding="utf-8"), "metrics.json: file is empty"),
-    "utf16": (lambda p: p.write_bytes(p.read_text().encode("utf-16")), "metrics.json:1: not UTF-8"),
+    "utf16": (
+        lambda p: p.write_bytes(p.read_text().encode("utf-16")),
+        "metrics.json: the file is UTF-16 text",
+    ),
     "schema": (
         lambda p: p.write_text(p.read_text().replace('"schema_version": "1"', '"schema_version": "9"')),
         "schema version 9",

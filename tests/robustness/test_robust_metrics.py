@@ -30,4 +30,5 @@ def test_every_metric_has_a_value_range_for_the_gate(accepted: Any) -> None:
     assert all(m.upper is None or m.upper > 0 for m in METRICS)
     assert {m.family for m in METRICS if m.upper != 1.0} == {
         "groundedness", "correctness", "latency_p50", "latency_p95", "tokens_prompt", "tokens_completion", "cost",
+        "dcg", "dcg_exp", "hits", "num_ret", "num_rel", "num_rel_ret",
     }  # fmt: skip

@@ -11,6 +11,8 @@ import pytest
 
 from ragmeter.results import EvalResult
 
+W = "is not a number JSON allows"
+
 
 @pytest.fixture
 def res(tmp_path: Path) -> Path:
@@ -66,13 +68,13 @@ def test_a_malformed_per_query_jsonl_is_an_error_not_a_report(refused: Any, res:
 
 def test_a_per_query_jsonl_in_utf16_names_the_file(refused: Any, res: Path) -> None:
     (res / "per_query.jsonl").write_bytes((res / "per_query.jsonl").read_text().encode("utf-16"))
-    refused(["report", "res"], "res/per_query.jsonl:1: not UTF-8")
+    refused(["report", "res"], "res/per_query.jsonl: the file is UTF-16 text")
 
 
 @pytest.mark.parametrize(
     ("name", "text", "fragment"),
     [
-        ("metrics.json", '{"aggregate": {"mrr": NaN}}', "aggregate.mrr: nan is not a value"),
+        ("metrics.json", '{"aggregate": {"mrr": NaN}}', f"metrics.json:1: aggregate.mrr: NaN {W}"),
         ("metrics.json", "", "metrics.json: file is empty"),
         ("metrics.json", "null", "metrics.json: expected a JSON object, got NoneType"),
         ("config.json", "{", "config.json:1: invalid JSON"),

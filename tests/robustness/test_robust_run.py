@@ -169,7 +169,10 @@ SUITES = {
     "missing-function": (PYTHON.replace(":answer", ":nope"), "nope"),
     "concurrency-zero": (PYTHON + "concurrency: 0\n", "s.yaml:6: concurrency"),
     "timeout-negative": (PYTHON + "timeout_seconds: -1\n", "s.yaml:6: timeout_seconds"),
-    "timeout-nan": (PYTHON + "timeout_seconds: .nan\n", "s.yaml:6: timeout_seconds"),
+    "timeout-nan": (
+        PYTHON + "timeout_seconds: .nan\n",
+        "s.yaml:6: invalid YAML (timeout_seconds: .nan is not",
+    ),
     "retries": (PYTHON + "retries: 11\n", "s.yaml:6: retries"),
     "k-zero": (PYTHON + "k: 0\n", "s.yaml:6: k"),
     "k-text": (PYTHON + "k: '5'\n", "s.yaml:6: k"),
@@ -292,7 +295,7 @@ def test_resume_refuses_a_config_json_that_is_not_utf8(refused: Any, tmp_path: P
     folder.mkdir(parents=True)
     (folder / "outputs.jsonl").write_text('{"id": "q1", "output": {"retrieved": ["d1"]}}\n', encoding="utf-8")
     (folder / "config.json").write_bytes('{"suite": "é"}'.encode("utf-16"))
-    refused([*argv, "--resume"], "config.json:1", "not UTF-8")
+    refused([*argv, "--resume"], "config.json: the file is UTF-16 text", "--resume would replace it")
 
 
 def test_a_suite_runs_and_resumes(accepted: Any, tmp_path: Path) -> None:

@@ -601,7 +601,7 @@ def test_a_damaged_judge_log_line_that_is_not_the_last_is_refused(tmp_path: Path
     RunLog.open(path, fingerprint="f", resume=False).close()
     with path.open("a") as handle:
         handle.write('{"kind": "outc\n{"kind": "outcome"}\n')
-    with pytest.raises(InputError, match=r"judge_log.jsonl:2: unreadable outcome line"):
+    with pytest.raises(InputError, match=r"judge_log.jsonl:2: invalid JSON \(Unterminated string"):
         RunLog.open(path, fingerprint="f", resume=True)
 
 

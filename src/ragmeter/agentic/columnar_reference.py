@@ -14,29 +14,26 @@ from pathlib import Path
 from ragmeter.agentic.clusters import cluster_trace
 from ragmeter.agentic.gains import resolve_gains
 from ragmeter.agentic.labels import Label
+from ragmeter.agentic.load import decode_line, native_trace
 from ragmeter.agentic.prepare import prepare_trace
 from ragmeter.agentic.scoring import TraceScore, score_trace
 from ragmeter.agentic.trace import Trace
-from ragmeter.agentic.validate import validate_trace_json
 from ragmeter.dedup.keys import KeyMaker
 from ragmeter.dedup.policy import DedupPolicy
-from ragmeter.errors import InputError
 
 
 def reference_trace(path: Path, lineno: int, raw: bytes) -> Trace | None:
     """Line ``lineno`` of ``path`` (its bytes ``raw``) read as the reference reader reads it.
 
+    The steps of :mod:`ragmeter.agentic.load`'s native stream, the same functions: so the two
+    paths accept and refuse the same lines, with the same messages.
+
     ``None`` for a blank line; an :class:`InputError` naming the line and field when it is bad.
     """
-    try:
-        line = raw.decode("utf-8-sig" if lineno == 1 else "utf-8")
-    except UnicodeDecodeError as exc:
-        raise InputError(
-            f"not UTF-8 text (byte {exc.start + 1} of the line)", where=f"{path}:{lineno}"
-        ) from None
+    line = decode_line(path, lineno, raw)
     if not line.strip():
         return None
-    return validate_trace_json(line, where=f"{path}:{lineno}")
+    return native_trace(path, lineno, line).trace
 
 
 def refuse_results(path: Path, lineno: int, raw: bytes) -> None:

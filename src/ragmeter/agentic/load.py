@@ -15,14 +15,16 @@ trace exports (:mod:`ragmeter.agentic.importers`) build theirs the same way.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any, Literal
 
 from ragmeter.agentic.importers import SearchToolMatcher, import_records
-from ragmeter.agentic.validate import LoadedTrace, unique_ids, validate_trace, validate_trace_json
+from ragmeter.agentic.validate import LoadedTrace, unique_ids, validate_trace
 from ragmeter.errors import InputError
-from ragmeter.io.records import Record, read_text
+from ragmeter.io.jsonyaml import json_lines, loads_json
+from ragmeter.io.records import Record
+from ragmeter.io.text_files import compression_of, decode_text, read_bytes, read_text
 
 TraceFormat = Literal["native", "otel", "openai-agents", "langsmith"]
 TRACE_FORMATS: tuple[str, ...] = ("auto", "native", "otel", "openai-agents", "langsmith")
@@ -33,33 +35,25 @@ def read_records(path: Path) -> list[Record]:
     """Read JSON Lines, or one JSON document (a list gives one record per item).
 
     Blank lines are skipped; each record is labelled ``file:line`` (``file:[i]`` for
-    the items of a JSON list).
+    the items of a JSON list). Lines end at ``\\n`` only.
     """
     text = read_text(path)
-    lines = text.splitlines()
-    first = next((n for n, line in enumerate(lines) if line.strip()), 0)
-    try:
-        json.loads(lines[first])
-    except json.JSONDecodeError:
-        try:
-            whole = json.loads(text)
-        except json.JSONDecodeError as exc:
-            raise InputError(
-                f"invalid JSON ({exc.msg} at column {exc.colno})", where=f"{path}:{exc.lineno}"
-            ) from None
+    lines = list(json_lines(text))
+    if not _is_json(lines[0][1]):
+        whole = loads_json(text, source=str(path))
         if isinstance(whole, list):
             return [Record(item, f"{path}:[{i}]") for i, item in enumerate(whole)]
         return [Record(whole, str(path))]
-    records = []
-    for lineno, line in enumerate(lines, start=1):
-        if not line.strip():
-            continue
-        where = f"{path}:{lineno}"
-        try:
-            records.append(Record(json.loads(line), where))
-        except json.JSONDecodeError as exc:
-            raise InputError(f"invalid JSON ({exc.msg} at column {exc.colno})", where=where) from None
-    return records
+    return [Record(loads_json(line, source=str(path), line=n), f"{path}:{n}") for n, line in lines]
+
+
+def _is_json(line: str) -> bool:
+    """Whether a line is JSON on its own (a JSON Lines record, not the start of a longer document)."""
+    try:
+        json.loads(line)
+    except (ValueError, RecursionError):
+        return False
+    return True
 
 
 def _is_agents_object(value: Any) -> bool:
@@ -97,29 +91,41 @@ def load_native(records: Sequence[Record]) -> list[LoadedTrace]:
 
 
 def _lines(path: Path) -> Iterator[tuple[int, str]]:
-    """Non-blank lines of a UTF-8 file with their numbers, read as a stream."""
+    """Non-blank lines of a UTF-8 file with their numbers, read as a stream (lines end at ``\\n`` only)."""
     try:
+        if compression_of(path) is not None:
+            yield from _decoded(path, read_bytes(path).split(b"\n"))
+            return
         with path.open("rb") as handle:
-            for lineno, raw in enumerate(handle, start=1):
-                try:
-                    line = raw.decode("utf-8-sig" if lineno == 1 else "utf-8")
-                except UnicodeDecodeError as exc:
-                    raise InputError(
-                        f"not UTF-8 text (byte {exc.start + 1} of the line)", where=f"{path}:{lineno}"
-                    ) from None
-                if line.strip():
-                    yield lineno, line
+            yield from _decoded(path, handle)
     except OSError as exc:
         raise InputError(f"cannot read file ({exc.strerror})", where=str(path)) from None
 
 
+def decode_line(path: Path, lineno: int, data: bytes) -> str:
+    """Line ``lineno`` of ``path`` (its bytes, with or without the line end) as text, or the file's error."""
+    return decode_text(data.removesuffix(b"\n").removesuffix(b"\r"), source=str(path), line=lineno)
+
+
+def _decoded(path: Path, raw: Iterable[bytes]) -> Iterator[tuple[int, str]]:
+    for lineno, data in enumerate(raw, start=1):
+        line = decode_line(path, lineno, data)
+        if line.strip():
+            yield lineno, line
+
+
+def native_trace(path: Path, lineno: int, line: str) -> LoadedTrace:
+    """A non-blank line of a native JSON Lines file parsed and validated, or one error naming line and field."""
+    where = f"{path}:{lineno}"
+    return LoadedTrace(validate_trace(loads_json(line, source=str(path), line=lineno), where=where), where)
+
+
 def _native_stream(path: Path) -> Iterator[LoadedTrace]:
     for lineno, line in _lines(path):
-        where = f"{path}:{lineno}"
-        yield LoadedTrace(validate_trace_json(line, where=where), where)
+        yield native_trace(path, lineno, line)
 
 
-def _first_record(path: Path) -> Record | None:
+def first_record(path: Path) -> Record | None:
     """The first line parsed as JSON, or ``None`` when the file is one (multi-line) JSON document."""
     if not path.exists():
         raise InputError("file not found", where=str(path))
@@ -129,10 +135,9 @@ def _first_record(path: Path) -> Record | None:
     if first is None:
         raise InputError("file is empty", where=str(path))
     lineno, line = first
-    try:
-        return Record(json.loads(line), f"{path}:{lineno}")
-    except json.JSONDecodeError:
+    if not _is_json(line):
         return None
+    return Record(loads_json(line, source=str(path), line=lineno), f"{path}:{lineno}")
 
 
 def iter_traces(
@@ -144,7 +149,7 @@ def iter_traces(
     """Like :func:`load_traces`, but native JSON Lines are validated lazily, one line at a time."""
     if trace_format not in TRACE_FORMATS:
         raise InputError(f"unknown trace format {trace_format!r}; expected one of {', '.join(TRACE_FORMATS)}")
-    first = _first_record(path)
+    first = first_record(path)
     records = read_records(path) if first is None or trace_format not in ("auto", "native") else None
     if trace_format == "auto":
         probe = first if first is not None else (records[0] if records else None)

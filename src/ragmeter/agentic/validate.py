@@ -9,7 +9,6 @@ exports (:mod:`ragmeter.agentic.importers`): every error names the record and th
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -77,18 +76,3 @@ def unique_ids(traces: Iterable[LoadedTrace]) -> Iterator[LoadedTrace]:
             raise InputError(f"duplicate trace_id {tid!r} (first at {seen[tid]})", where=loaded.where)
         seen[tid] = loaded.where
         yield loaded
-
-
-def validate_trace_json(line: str, *, where: str) -> Trace:
-    """Validate one JSON line as a native trace (pydantic parses the JSON; errors name the field)."""
-    try:
-        return Trace.model_validate_json(line)
-    except ValidationError as exc:
-        kind = exc.errors()[0]["type"]
-        if kind not in ("json_invalid", "model_type"):
-            raise InputError(describe_validation_error(exc), where=where) from None
-    try:
-        value = json.loads(line)
-    except json.JSONDecodeError as err:
-        raise InputError(f"invalid JSON ({err.msg} at column {err.colno})", where=where) from None
-    return validate_trace(value, where=where)

@@ -69,6 +69,8 @@ _MODULE_OF = {
     "run": "run_cmd",
     "mine": "mine_cmd",
     "synth": "synth_cmd",
+    "trec_eval": "trec_eval_cmd",
+    "power": "power_cmd",
 }
 """The module that defines each command: running one imports (and builds) only that one."""
 

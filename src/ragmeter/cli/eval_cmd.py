@@ -13,6 +13,7 @@ from ragmeter.cli.options import finite, output_file, output_folder
 from ragmeter.cli.render import JudgeConsole
 from ragmeter.cli.run_cmd import ExecutorOption, RayAddressOption
 from ragmeter.errors import ConfigError
+from ragmeter.metrics.names import MAX_K
 
 
 @app.command("eval")
@@ -32,7 +33,9 @@ def eval_command(
             "--metric", "-m", metavar="NAME", help="Metric name; repeat for more (see 'ragmeter metrics')."
         ),
     ] = None,
-    k: Annotated[int | None, typer.Option("-k", min=1, help="Cutoff for metrics named without @k.")] = None,
+    k: Annotated[
+        int | None, typer.Option("-k", min=1, max=MAX_K, help="Cutoff for metrics named without @k.")
+    ] = None,
     relevance_level: Annotated[
         float | None,
         typer.Option(
@@ -69,7 +72,9 @@ def eval_command(
     trec_compat: Annotated[
         bool,
         typer.Option(
-            "--trec-compat", help="Average queries without relevant items in as 0, as trec_eval does."
+            "--trec-compat",
+            help="Average queries without relevant items in as 0 and truncate a fractional qrels "
+            "relevance, as trec_eval does.",
         ),
     ] = False,
     complete: Annotated[

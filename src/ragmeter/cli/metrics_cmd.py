@@ -12,7 +12,7 @@ from rich.text import Text
 from ragmeter.cli import app
 
 CUTOFF_HELP = {
-    "default": "NAME@K; plain NAME takes k by precedence (sample, -k, config, 5)",
+    "default": "NAME@K; plain NAME takes k by precedence (sample, -k, config, 5); NAME@all: the whole list",
     "optional": "NAME@K; plain NAME means no cutoff",
     "none": "no cutoff",
 }
@@ -56,7 +56,8 @@ def metrics_command(
     table.add_column("metric", no_wrap=True)
     table.add_column("what it is", overflow="fold", ratio=1)
     for m in METRICS:
-        aliases = ", ".join(m.aliases + ((m.trec_name.replace("{k}", "K"),) if m.trec_name else ()))
+        trec = (m.trec_name.replace("{k}", "K").replace("{param}", "X"),) if m.trec_name else ()
+        aliases = ", ".join(m.aliases + trec)
         direction = "higher is better" if m.higher_is_better else "lower is better"
         details = Text()
         details.append(m.description)
@@ -70,5 +71,8 @@ def metrics_command(
     console.print(table)
     console.print(
         "Seed aliases: retrieval-hit-at-k, retrieval-recall-at-k, retrieval-mrr, retrieval-ndcg-at-k, "
-        "answer-containment-at-k. Ranx/ir-measures spellings (P@10, nDCG@10, RR, AP, success@5) are accepted."
+        "answer-containment-at-k. Ranx/ir_measures spellings (P@10, nDCG@10, RR, AP, success@5, Judged@10, "
+        "IPrec@0.1) and parameters (P(rel=2)@5, nDCG(dcg=exp-log2)@10, SetF(beta=0.5)) are accepted; "
+        "sums: num_ret, num_rel, num_rel_ret; geometric means: gm_map, gm_bpref. "
+        "trec_eval itself, byte for byte: 'ragmeter trec_eval'."
     )

@@ -17,6 +17,7 @@ from ragmeter.cli import app
 from ragmeter.cli.options import finite, output_file, output_folder
 from ragmeter.cli.run_cmd import ExecutorOption, RayAddressOption, executor_note
 from ragmeter.errors import ConfigError
+from ragmeter.metrics.names import MAX_K
 
 if TYPE_CHECKING:
     from ragmeter.mining.miner import MinedQuestion
@@ -270,7 +271,9 @@ def mine_analyze(
     outputs: Annotated[
         Path, typer.Option("--outputs", "-o", help="Ranked outputs: JSONL {id, output}.", show_default=False)
     ],
-    k: Annotated[int, typer.Option("-k", min=1, help="A YES document outside the top k is a miss.")] = 5,
+    k: Annotated[
+        int, typer.Option("-k", min=1, max=MAX_K, help="A YES document outside the top k is a miss.")
+    ] = 5,
     examples: Annotated[int, typer.Option("--examples", min=0, help="Examples shown per bucket.")] = 3,
     vocabulary_threshold: Annotated[
         float,

@@ -43,3 +43,18 @@ def output_folder(value: Path | None) -> Path | None:
                     raise typer.BadParameter(f"{value} is not a folder{where}")
                 break
     return value
+
+
+def check_level(option: str, value: float) -> None:
+    """A significance level or a power must lie strictly between 0 and 1 (one ``Error:`` line otherwise).
+
+    >>> check_level("--alpha", 0.05)
+    >>> check_level("--power", 1.0)
+    Traceback (most recent call last):
+    ...
+    ragmeter.errors.ConfigError: --power must be between 0 and 1 (exclusive), got 1
+    """
+    from ragmeter.errors import ConfigError
+
+    if not 0 < value < 1:
+        raise ConfigError(f"{option} must be between 0 and 1 (exclusive), got {value:g}")

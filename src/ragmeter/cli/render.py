@@ -43,25 +43,39 @@ def fmt_reliability(stats: Mapping[str, Any] | None) -> str:
 
 
 def metrics_table(result: EvalResult, *, title: str = "ragmeter") -> Table:
-    """A table of every aggregate with its counts and cutoff (and the judge spot-check, when run)."""
+    """A table of every aggregate with its counts and cutoff (and the judge spot-check, when run).
+
+    Each row is named as the user typed the metric, beside its canonical name when they
+    differ; a cutoff taken by the precedence rule says where it came from.
+    """
+    metric_info = result.provenance.get("metrics", {})
+    typed = {name: str(metric_info.get(name, {}).get("requested") or name) for name in result.aggregate}
+    renamed = any(typed[name] != name for name in result.aggregate)
+    sourced = any(metric_info.get(name, {}).get("k_source") for name in result.aggregate)
     table = Table(title=title, title_justify="left")
     table.add_column("metric")
-    table.add_column("mean", justify="right")
+    if renamed:
+        table.add_column("canonical")
+    table.add_column("value", justify="right")
     table.add_column("scored", justify="right")
     table.add_column("skipped", justify="right")
     table.add_column("k", justify="right")
+    if sourced:
+        table.add_column("k from")
     reliability = result.judge_reliability
     if reliability:
         table.add_column("judge reliability")
-    metric_info = result.provenance.get("metrics", {})
     for name, mean in result.aggregate.items():
-        k = metric_info.get(name, {}).get("k")
+        info = metric_info.get(name, {})
+        k = info.get("k")
         cells = [
-            name,
+            typed[name],
+            *([name] if renamed else []),
             fmt_value(mean),
             str(result.n_scored.get(name, "")),
             str(result.n_skipped.get(name, "")),
             "" if k is None else str(k),
+            *([str(info.get("k_source") or "")] if sourced else []),
         ]
         if reliability:
             cells.append(fmt_reliability(reliability.get(name)))

@@ -10,28 +10,19 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 from rich import box
 from rich.console import Console
-from rich.measure import Measurement
 from rich.table import Table
 
 from ragmeter.cli import app
-from ragmeter.cli.options import finite
+from ragmeter.cli.options import check_level, finite
 from ragmeter.cli.render import fmt_value, split_columns
+from ragmeter.report import DEFAULT_RESAMPLES
 
 if TYPE_CHECKING:
-    from ragmeter.report.compare import Comparison
     from ragmeter.report.history import HistoryEntry
 
 RESULTS_KINDS = "a results folder, its metrics.json, or an agentic result JSON (ragmeter agentic --out)"
 BASELINE_HELP = f"Baseline: {RESULTS_KINDS}."
 CANDIDATE_HELP = f"Candidate: {RESULTS_KINDS}."
-
-
-def _fmt_delta(value: float | None) -> str:
-    return "—" if value is None else f"{value:+.4f}"
-
-
-def _fmt_p(value: float | None) -> str:
-    return "—" if value is None else (f"{value:.4f}" if value >= 1e-4 else f"{value:.1e}")
 
 
 def _plain_table(title: str) -> Table:
@@ -40,87 +31,115 @@ def _plain_table(title: str) -> Table:
     )
 
 
-def comparison_tables(comparison: Comparison, *, width: int) -> list[Table]:
-    """The comparison as one table, or as two (values, then significance) when one is wider than ``width``.
-
-    Metric names are never cut (``latency_p50.retrieval`` and ``latency_p50.generation`` must stay
-    apart) and no column is dropped: a narrow terminal gets two tables instead.
-    """
-    values_cols = (comparison.baseline, comparison.candidate, "delta", f"{comparison.confidence:.0%} CI")
-    sig_cols = ("p", f"p ({comparison.correction})", "+/-")
-    rows = []
-    for m in comparison.metrics:
-        ci = "—" if m.ci_low is None or m.ci_high is None else f"[{m.ci_low:+.4f}, {m.ci_high:+.4f}]"
-        values = (fmt_value(m.baseline_mean), fmt_value(m.candidate_mean), _fmt_delta(m.delta), ci)
-        sig = (_fmt_p(m.p_value), _fmt_p(m.p_adjusted), f"{m.n_improved}/{m.n_regressed}")
-        rows.append((m.metric, values, sig))
-
-    def build(title: str, columns: tuple[str, ...], part: int | None) -> Table:
-        table = _plain_table(title)
-        table.add_column("metric", no_wrap=True)
-        for col in columns:
-            table.add_column(col, justify="right", no_wrap=True)
-        for name, values, sig in rows:
-            cells = (*values, *sig) if part is None else (values if part == 0 else sig)
-            table.add_row(name, *cells)
-        return table
-
-    title = f"{comparison.candidate} vs {comparison.baseline}"
-    whole = build(title, values_cols + sig_cols, None)
-    if Measurement.get(Console(width=10_000), Console(width=10_000).options, whole).maximum <= width:
-        return [whole]
-    return [build(title, values_cols, 0), build(f"{title}: significance", sig_cols, 1)]
+FORMATS = ("text", "json", "markdown", "latex", "html")
 
 
 @app.command("compare")
 def compare_command(
-    baseline: Annotated[Path, typer.Argument(help=BASELINE_HELP)],
-    candidate: Annotated[Path, typer.Argument(help=CANDIDATE_HELP)],
+    runs: Annotated[
+        list[Path],
+        typer.Argument(
+            help=f"Two or more runs, each {RESULTS_KINDS}: the baseline first (or name it with --baseline).",
+            show_default=False,
+        ),
+    ],
+    baseline: Annotated[
+        str | None, typer.Option("--baseline", help="The baseline run, by name (default: the first).")
+    ] = None,
+    all_pairs: Annotated[
+        bool,
+        typer.Option(
+            "--all-pairs", help="Test every pair of runs, not only the baseline against each other."
+        ),
+    ] = False,
     metric: Annotated[list[str] | None, typer.Option("--metric", "-m", help="Only these metrics.")] = None,
+    alpha: Annotated[
+        float, typer.Option(help="Significance level (after the correction).", callback=finite)
+    ] = 0.05,
+    power: Annotated[
+        float, typer.Option(help="Power at which the minimum detectable effect is given.", callback=finite)
+    ] = 0.8,
+    delta: Annotated[
+        float | None,
+        typer.Option(
+            "--delta", help="A change that matters: name the metrics that cannot detect it.", callback=finite
+        ),
+    ] = None,
     confidence: Annotated[
         float, typer.Option(min=0.5, max=0.999, help="Confidence level of the intervals.", callback=finite)
     ] = 0.95,
-    resamples: Annotated[int, typer.Option(min=100, help="Bootstrap resamples and permutations.")] = 10_000,
+    resamples: Annotated[
+        int, typer.Option(min=100, help="Bootstrap resamples and Monte Carlo permutations.")
+    ] = DEFAULT_RESAMPLES,
     correction: Annotated[
-        str, typer.Option(help="Multiple-comparison correction: holm, bh or none.")
+        str, typer.Option(help="Multiple-comparison correction across the whole table: holm, bh or none.")
     ] = "holm",
-    top: Annotated[int, typer.Option(min=0, help="Queries listed as most improved / regressed.")] = 5,
+    top: Annotated[int, typer.Option(min=0, help="Queries listed as most improved / worsened.")] = 5,
     seed: Annotated[int, typer.Option(help="Seed of the resampling.")] = 0,
-    as_json: Annotated[bool, typer.Option("--json", help="Print the comparison as JSON.")] = False,
+    fmt: Annotated[
+        str, typer.Option("--format", "-f", help="Output: text, json, markdown, latex or html (needs --out).")
+    ] = "text",
+    out: Annotated[
+        Path | None, typer.Option("--out", "-o", help="Write the output to this file instead of printing it.")
+    ] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Same as --format json.")] = False,
 ) -> None:
-    """Per-metric deltas with bootstrap CIs and paired permutation p-values, over shared queries."""
-    from ragmeter.errors import ConfigError
-    from ragmeter.report.compare import compare_results
-    from ragmeter.report.results_dir import load_results
+    """Compare runs query by query: the baseline against each other run, Holm across the whole table.
 
+    Per metric: the paired permutation test and the bootstrap CI of the delta, effect size,
+    queries better/worse/unchanged, and the minimum detectable effect; per breakdown group,
+    the deltas. Example: ragmeter compare results/bm25 results/dense results/hybrid -f markdown
+    """
+    from ragmeter.errors import ConfigError
+    from ragmeter.report.compare_tables import render_latex, render_markdown, render_text
+    from ragmeter.report.multi_compare import compare
+
+    fmt = "json" if as_json else fmt
+    if fmt not in FORMATS:
+        raise ConfigError(f"--format must be one of {', '.join(FORMATS)}, got {fmt!r}")
     if correction not in {"holm", "bh", "none"}:
         raise ConfigError(f"--correction must be holm, bh or none, got {correction!r}")
-    base, cand = load_results(baseline), load_results(candidate)
-    comparison = compare_results(
-        base.result,
-        cand.result,
+    check_level("--alpha", alpha)
+    check_level("--power", power)
+    if fmt == "html" and out is None:
+        raise ConfigError("--format html writes a file: give it with --out FILE")
+    if out is not None:
+        from ragmeter.io.records import check_output_file
+
+        check_output_file(out)
+    if len(runs) < 2:
+        raise ConfigError(f"compare needs at least two results folders, got {len(runs)}")
+    mc = compare(
+        runs,
+        baseline=baseline,
         metrics=metric,
-        baseline_label=base.label,
-        candidate_label=cand.label,
+        pairs="all" if all_pairs else "baseline",
+        alpha=alpha,
+        power=power,
         confidence=confidence,
         n_resamples=resamples,
         correction=correction,
         top=top,
         seed=seed,
+        delta=delta,
     )
-    if as_json:
-        typer.echo(comparison.model_dump_json(indent=2))
+    if fmt == "html" and out is not None:
+        typer.echo(f"wrote {mc.write_html(out)}")
         return
-    console = Console()
-    for table in comparison_tables(comparison, width=console.width):
-        console.print(table)
-    console.print(f"{comparison.n_shared_queries} shared queries")
-    for note in comparison.notes:
-        console.print(f"[yellow]note:[/] {note}", soft_wrap=True)
-    for m in comparison.metrics:
-        if m.regressed:
-            worst = ", ".join(f"{c.id} ({c.delta:+.3f})" for c in m.regressed)
-            console.print(f"[red]{m.metric}[/] regressed most: {worst}", highlight=False, soft_wrap=True)
+    if fmt == "json":
+        text = mc.to_json()
+    elif fmt == "markdown":
+        text = render_markdown(mc)
+    elif fmt == "latex":
+        text = render_latex(mc)
+    else:
+        text = render_text(mc, width=Console().width)
+    if out is not None:
+        from ragmeter.io.atomic import write_text_atomic
+
+        typer.echo(f"wrote {write_text_atomic(out, text if text.endswith(chr(10)) else text + chr(10))}")
+        return
+    typer.echo(text.rstrip("\n"))
 
 
 @app.command("gate")
@@ -140,18 +159,24 @@ def gate_command(
         ),
     ] = None,
     junit: Annotated[Path | None, typer.Option("--junit", help="Write a JUnit XML report here.")] = None,
-    resamples: Annotated[int, typer.Option(min=100, help="Bootstrap resamples and permutations.")] = 10_000,
+    resamples: Annotated[
+        int, typer.Option(min=100, help="Bootstrap resamples and Monte Carlo permutations.")
+    ] = DEFAULT_RESAMPLES,
     seed: Annotated[int, typer.Option(help="Seed of the resampling.")] = 0,
 ) -> None:
-    """Exit 1 when any rule fails (one line per failed rule); exit 0 when all pass."""
-    from ragmeter.errors import ConfigError
+    """Exit 1 when any rule fails (one line per failed rule); exit 0 when all pass.
+
+    A delta rule whose threshold the test set cannot detect (below its minimum detectable
+    effect at α = 0.05 and 80% power) gets a warning saying how many questions would be needed.
+    Example: ragmeter gate results/main results/pr --fail-on 'ndcg@10<-0.02' --alpha 0.05
+    """
     from ragmeter.io.records import check_output_file
     from ragmeter.report.compare import compare_results
     from ragmeter.report.gate import check_rules, junit_xml, parse_rule
     from ragmeter.report.results_dir import load_results
 
-    if alpha is not None and not 0 < alpha < 1:
-        raise ConfigError(f"--alpha must be between 0 and 1 (exclusive), got {alpha:g}")
+    if alpha is not None:
+        check_level("--alpha", alpha)
     rules = [parse_rule(r) for r in fail_on]
     if junit is not None:
         check_output_file(junit)
@@ -171,6 +196,9 @@ def gate_command(
         write_text_atomic(junit, junit_xml(outcomes))
     for note in comparison.notes:
         typer.echo(f"note: {note}", err=True)
+    for outcome in outcomes:
+        if outcome.warning:
+            typer.echo(f"warning: {outcome.warning}", err=True)
     for outcome in outcomes:
         typer.echo(outcome.reason, err=outcome.failed)
     failed = sum(o.failed for o in outcomes)

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import textwrap
+from collections.abc import Callable
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.console import Console
@@ -11,6 +13,10 @@ from rich.console import Console
 from ragmeter.cli import app
 from ragmeter.cli.options import output_folder
 from ragmeter.errors import ConfigError
+
+if TYPE_CHECKING:
+    from ragmeter.harness.multi_run import SuiteOutcome
+    from ragmeter.harness.suite_run import RunOutcome
 
 ExecutorOption = Annotated[
     str,
@@ -90,7 +96,14 @@ def run_command(
         from ragmeter.report.history import check_history
 
         check_history(history)
+    from ragmeter.harness.suite import load_suite
+
     runner = make_executor(executor, address=ray_address)
+    try:
+        loaded = load_suite(suite)  # every problem a suite file can have, before anything starts
+    except BaseException:
+        runner.close()
+        raise
 
     err = Console(stderr=True, highlight=False, soft_wrap=True)
 
@@ -98,10 +111,13 @@ def run_command(
         if not quiet or message.startswith("warning:"):
             err.print(message, markup=False)
 
+    from ragmeter.harness.multi_run import SuiteOutcome, run_systems
+
+    runs = run_systems if loaded.suite.systems is not None else run_suite
     observer = JudgeConsole(err, say_budget_stop=as_json, quiet=quiet)
     try:
-        outcome = run_suite(
-            suite,
+        outcome = runs(
+            loaded,
             resume=resume,
             fresh=fresh,
             quiet=quiet or as_json,
@@ -116,35 +132,103 @@ def run_command(
     finally:
         observer.close()
         runner.close()
+    if isinstance(outcome, SuiteOutcome):
+        _show_systems(
+            outcome, as_json=as_json, note=note, dims=dims, report=report, record=record, history=history
+        )
+        return
+    _note_summary(outcome, note)
+    if as_json:
+        typer.echo(outcome.result.to_json_text())
+    else:
+        print_result(outcome.result, Console(), err, breakdowns=dims)
+    name = outcome.suite.suite.name
+    if record:
+        _record(outcome, history, label=name)
+    if report:
+        note(f"report: {_write_report(outcome.results_dir, history)}")
+    written = [name for name in RUN_FILES if (outcome.results_dir / name).is_file()]
+    note(f"results: {outcome.results_dir}/ ({', '.join(written)})")
+    if outcome.all_failed:
+        raise ConfigError(f"every call to {outcome.system} failed; first: {outcome.summary.first_errors[0]}")
+
+
+def _note_summary(outcome: RunOutcome, note: Callable[[str], None], prefix: str = "") -> None:
     summary = outcome.summary
-    asked = f"asked {summary.n_called} question(s) in {summary.elapsed_seconds:.1f} s"
+    asked = f"{prefix}asked {summary.n_called} question(s) in {summary.elapsed_seconds:.1f} s"
     if summary.n_resumed:
         asked += f" ({summary.n_resumed} answered before)"
     counts = f"{summary.n_ok} ok, {summary.n_errors} failed, {summary.n_timeouts} timed out, {summary.n_empty} empty"
     note(f"{asked}: {counts}")
     for line in summary.first_errors:
         note(f"  failed: {line}")
-    if as_json:
-        typer.echo(outcome.result.to_json_text())
+
+
+def _record(outcome: RunOutcome, history: Path | None, *, label: str) -> None:
+    from ragmeter.report.history import default_history_path, record_run
+
+    db = history or default_history_path()
+    record_run(outcome.result, db=db, label=label, source=str(outcome.results_dir), suite=label)
+
+
+def _write_report(results: Path, history: Path | None) -> Path:
+    from ragmeter.report.history import default_history_path, load_history
+    from ragmeter.report.html import write_report
+
+    db = history or default_history_path()
+    return write_report(results, history=load_history(db) if db.exists() else None)
+
+
+def _show_systems(
+    outcome: SuiteOutcome,
+    *,
+    as_json: bool,
+    note: Callable[[str], None],
+    dims: list[str] | None,
+    report: bool,
+    record: bool,
+    history: Path | None,
+) -> None:
+    """Output of a suite with several systems: the comparison table, history, reports, the folder."""
+    from ragmeter.cli.render import print_result
+    from ragmeter.report.compare_tables import grid_text, legend, summary_grid
+
+    suite_name = outcome.suite.suite.name
+    for name, system in outcome.outcomes.items():
+        _note_summary(system, note, prefix=f"{name}: ")
+        if record:
+            _record(system, history, label=f"{suite_name}/{name}")
+        if report:
+            _write_report(system.results_dir, history)
+    mc = outcome.comparison
+    if mc is None:  # a single entry under systems: nothing to compare
+        (system,) = outcome.outcomes.values()
+        if as_json:
+            typer.echo(system.result.to_json_text())
+        else:
+            print_result(system.result, Console(), Console(stderr=True), breakdowns=dims)
+    elif as_json:
+        typer.echo(mc.to_json())
     else:
-        print_result(outcome.result, Console(), err, breakdowns=dims)
-    if record:
-        from ragmeter.report.history import default_history_path, load_history, record_run
-
-        db = history or default_history_path()
-        name = outcome.suite.suite.name
-        record_run(outcome.result, db=db, label=name, source=str(outcome.results_dir), suite=name)
-    if report:
-        from ragmeter.report.history import default_history_path, load_history
-        from ragmeter.report.html import write_report
-
-        db = history or default_history_path()
-        page = write_report(outcome.results_dir, history=load_history(db) if db.exists() else None)
-        note(f"report: {page}")
-    written = [name for name in RUN_FILES if (outcome.results_dir / name).is_file()]
+        width = Console().width
+        lines = [f"{mc.n_shared_queries} questions, {len(mc.systems)} systems"]
+        lines.append(grid_text(summary_grid(mc), width=width))
+        lines.extend(textwrap.fill(line, width=max(width, 40)) for line in legend(mc)[:2])
+        lines.extend(f"note: {line}" for line in mc.notes)
+        typer.echo("\n".join(lines))
+    written = [*outcome.outcomes]
+    if mc is not None:
+        written.append(outcome.comparison_path.name)
+        if report:
+            links = {name: f"{name}/report.html" for name in outcome.outcomes}
+            page = mc.write_html(outcome.results_dir / "report.html", links=links)
+            written.append(page.name)
+            note(f"report: {page}")
     note(f"results: {outcome.results_dir}/ ({', '.join(written)})")
-    if outcome.all_failed:
-        raise ConfigError(f"every call to {outcome.system} failed; first: {summary.first_errors[0]}")
+    failed = [o for o in outcome.outcomes.values() if o.all_failed]
+    if failed:
+        first = failed[0]
+        raise ConfigError(f"every call to {first.system} failed; first: {first.summary.first_errors[0]}")
 
 
 def executor_note(info: dict[str, object]) -> str:

@@ -215,6 +215,8 @@ def url_key(
     ('example.com/#!/route/7', 'example.com/')
     >>> url_key("example.com/page?fbclid=1&utm_medium=x&sref=2")
     'example.com/page?sref=2'
+    >>> url_key("https://[::1/broken")  # not a URL urlsplit can read: the text is the key
+    'https://[::1/broken'
     """
     text = url.strip()
     if not text:
@@ -248,7 +250,10 @@ def _simple_key(match: re.Match[str], names: Collection[str], prefixes: tuple[st
 
 
 def _general_key(text: str, names: Collection[str], prefixes: tuple[str, ...]) -> str:
-    parts = _split(text)
+    try:
+        parts = _split(text)
+    except ValueError:  # urlsplit refuses it ("Invalid IPv6 URL"): the text is its own key
+        return text
     scheme = parts.scheme.lower()
     path = _normalise_path(parts.path) if parts.path else "/"
     query = _normalise_query(parts.query, names, prefixes) if parts.query else ""

@@ -17,6 +17,9 @@ from ragmeter.metrics.scoring import ScoredMetric
 if TYPE_CHECKING:
     from ragmeter.results import EvalResult
 
+AGGREGATES = {"sum": "sum", "geometric": "geometric mean (each value at least 0.00001)"}
+"""How the provenance names an aggregate that is not the mean."""
+
 
 def result_fields(
     query_ids: list[str],
@@ -39,7 +42,9 @@ def result_fields(
             m.name: {
                 "requested": m.requested,
                 "k": m.k,
+                **({"k_source": m.k_source} if m.k_source else {}),
                 **({"aggregate": f"p{m.percentile:g}"} if m.percentile is not None else {}),
+                **({"aggregate": AGGREGATES[m.aggregate]} if m.aggregate != "mean" else {}),
                 **({"skip_reason": m.skip_reason} if m.n_skipped else {}),
                 **({"skip_reasons": m.skip_reasons} if len(m.skip_reasons) > 1 else {}),
             }

@@ -45,17 +45,17 @@ def trec_result_fields(
     """The fields of :func:`ragmeter.api.evaluate_trec`'s result (see there for the arguments)."""
     check_k(k)
     check_level(relevance_level)
-    (cfg_metrics, cfg_level, cfg_k), cfg_path = retrieval_settings(config)
+    (cfg_metrics, cfg_level, cfg_k, k_source), cfg_path = retrieval_settings(config, k)
     started = time.perf_counter()
     resolved = resolve_metrics(metrics or cfg_metrics or list(DEFAULT_TREC_METRICS))
     hash_in_background((qrels, run))  # for the provenance, on another core (the CLI started it earlier)
-    q = read_qrels(qrels)
+    q = read_qrels(qrels, trec_compat=trec_compat)
     r = read_run(run, qrels=q)
     matched = match_trec(q, r, complete=complete)
     level = relevance_level if relevance_level is not None else cfg_level
     inp = ScoringInput.from_table(matched.table, relevance_level=level)
     default_k = k if k is not None else cfg_k
-    scored = score_metrics(resolved, inp, default_k=default_k, trec_compat=trec_compat)
+    scored = score_metrics(resolved, inp, default_k=default_k, trec_compat=trec_compat, k_source=k_source)
     provenance = base_provenance(
         cfg_path, k=k, default_k=default_k, relevance_level=level, complete=complete, trec_compat=trec_compat
     ) | {

@@ -17,7 +17,7 @@ from ragmeter.harness.suite import BuiltinSystem, HttpSystem, LoadedSuite, Pytho
 def make_adapter(loaded: LoadedSuite, *, default_k: int, environ: Mapping[str, str] | None = None) -> Adapter:
     """The adapter for the suite's system (an http system registers its secrets: :mod:`ragmeter.redaction`)."""
     suite = loaded.suite
-    system = suite.system
+    system = loaded.system
     if isinstance(system, HttpSystem):
         from ragmeter.harness.http import HttpAdapter
 

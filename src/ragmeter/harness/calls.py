@@ -207,7 +207,7 @@ def finish_output(raw: Any) -> dict[str, Any]:
         )
     try:
         text = json.dumps(raw, ensure_ascii=False, allow_nan=False)
-    except (TypeError, ValueError) as exc:
+    except (TypeError, ValueError, RecursionError) as exc:
         raise CallFailed(f"the output cannot be written as JSON ({exc})") from None
     output: dict[str, Any] = json.loads(text)
     try:

@@ -15,7 +15,6 @@ registered with :mod:`ragmeter.redaction`, so no writer lets them out.
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Mapping
 from typing import Any
@@ -33,6 +32,7 @@ from ragmeter.harness.templates import (
     expand_env,
     render_template,
 )
+from ragmeter.io.jsonyaml import JsonError, parse_json
 from ragmeter.redaction import is_secret_name, register_env, register_header, register_secret, register_url
 from ragmeter.schema.samples import Sample
 
@@ -179,9 +179,9 @@ class HttpAdapter:
         if status >= 400:
             raise CallFailed(f"HTTP {status} {response.reason_phrase}: {_snippet(response.content)}")
         try:
-            data = json.loads(response.content)
-        except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-            reason = exc.msg if isinstance(exc, json.JSONDecodeError) else "not UTF-8"
+            data = parse_json(response.content.decode("utf-8-sig"))
+        except (JsonError, UnicodeDecodeError) as exc:
+            reason = exc.reason if isinstance(exc, JsonError) else "not UTF-8"
             raise CallFailed(
                 f"malformed JSON in the response ({reason}): {_snippet(response.content)}"
             ) from None

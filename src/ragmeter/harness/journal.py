@@ -27,6 +27,7 @@ from typing import Any, Self
 
 from ragmeter.errors import InputError
 from ragmeter.io.atomic import AppendLog
+from ragmeter.io.jsonyaml import JsonError, parse_json
 from ragmeter.redaction import redact
 
 OUTPUTS_FILENAME = "outputs.jsonl"
@@ -97,8 +98,8 @@ def read_journal(path: Path, *, repair: bool = False) -> JournalState:
 
 def _parse_line(raw: bytes) -> tuple[str, dict[str, Any]] | None:
     try:
-        value = json.loads(raw)
-    except (json.JSONDecodeError, UnicodeDecodeError):
+        value = parse_json(raw.decode("utf-8"))
+    except (JsonError, UnicodeDecodeError):
         return None
     if not isinstance(value, dict) or "id" not in value or not isinstance(value.get("output"), dict):
         return None

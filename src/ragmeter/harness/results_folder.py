@@ -16,7 +16,6 @@ it is recognisably a ragmeter results folder.
 
 from __future__ import annotations
 
-import json
 import platform
 import re
 import shutil
@@ -31,7 +30,8 @@ from ragmeter.harness.journal import OUTPUTS_FILENAME
 from ragmeter.harness.suite import HttpSystem, LoadedSuite
 from ragmeter.harness.templates import ENV_REFERENCE
 from ragmeter.io.atomic import is_temp_file
-from ragmeter.io.records import DuplicateKeyError, loads_json, read_text
+from ragmeter.io.jsonyaml import JsonError, loads_json, parse_json
+from ragmeter.io.text_files import read_text
 from ragmeter.redaction import MARKER, is_secret_name
 
 CONFIG_FILENAME = "config.json"
@@ -103,8 +103,8 @@ def provenance(loaded: LoadedSuite) -> dict[str, Any]:
 def read_previous_config(folder: Path) -> dict[str, Any] | None:
     """The ``config.json`` of an earlier run in ``folder``, if readable."""
     try:
-        data = json.loads((folder / CONFIG_FILENAME).read_text(encoding="utf-8"))
-    except (OSError, json.JSONDecodeError):
+        data = parse_json((folder / CONFIG_FILENAME).read_bytes().decode("utf-8-sig"))
+    except (OSError, UnicodeDecodeError, JsonError):
         return None
     return data if isinstance(data, dict) else None
 
@@ -120,15 +120,9 @@ def read_config_to_resume(folder: Path) -> dict[str, Any] | None:
         return None
     fix = "fix or remove it, or start again with --fresh"
     try:
-        data = loads_json(read_text(path))
+        data = loads_json(read_text(path), source=str(path))
     except InputError as exc:
         raise InputError(f"{exc.message}; --resume would replace it: {fix}", where=exc.where) from None
-    except json.JSONDecodeError as exc:
-        raise InputError(
-            f"invalid JSON ({exc.msg}); --resume would replace it: {fix}", where=f"{path}:{exc.lineno}"
-        ) from None
-    except DuplicateKeyError as exc:
-        raise InputError(f"{exc}; --resume would replace it: {fix}", where=str(path)) from None
     if not isinstance(data, dict) or not isinstance(data.get("sessions", []), list):
         raise InputError(
             "not the config.json of a ragmeter run (expected an object with a 'sessions' list); "

@@ -23,6 +23,7 @@ those questions are *not* recorded, so ``--resume`` asks them again.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import random
 import time
 from collections import deque
@@ -169,16 +170,22 @@ class NoProgress:
 
 
 class QuestionProgress:
-    """Questions asked, on a :class:`ragmeter.progress.Progress`; failures and timeouts in its text."""
+    """Questions asked, on a :class:`ragmeter.progress.Progress`; failures and timeouts in its text.
 
-    def __init__(self, progress: Progress) -> None:
+    Several systems asked at once share one ``Progress``: each has its own task ``name``, and
+    ``shared=True`` leaves stopping the display to its owner.
+    """
+
+    def __init__(self, progress: Progress, *, name: str = "asking", shared: bool = False) -> None:
         self._progress = progress
+        self._name = name
+        self._shared = shared
         self._failed = 0
         self._timeouts = 0
 
     def start(self, total: int, completed: int) -> None:
         """The run begins: questions answered by an earlier run count as done (not in the rate)."""
-        self._progress.add("asking", total=total, done=completed, unit="questions")
+        self._progress.add(self._name, total=total, done=completed, unit="questions")
 
     def advance(self, record: CallRecord) -> None:
         """One more question finished."""
@@ -188,11 +195,12 @@ class QuestionProgress:
             self._failed += 1
         counts = [f"{self._failed} failed"] if self._failed else []
         counts += [f"{self._timeouts} timed out"] if self._timeouts else []
-        self._progress.update("asking", advance=1, info=", ".join(counts))
+        self._progress.update(self._name, advance=1, info=", ".join(counts))
 
     def stop(self) -> None:
-        """End the display."""
-        self._progress.stop()
+        """End the display (unless it is shared)."""
+        if not self._shared:
+            self._progress.stop()
 
 
 def backoff_delay(
@@ -230,8 +238,10 @@ class _Run:
         journal: Journal,
         progress: ProgressSink,
         n_pending: int,
+        slots: asyncio.Semaphore | None = None,
     ) -> None:
         self.adapter = adapter
+        self.slots = slots
         self.settings = settings
         self.journal = journal
         self.progress = progress
@@ -247,8 +257,10 @@ class _Run:
             attempt += 1
             started = time.perf_counter()
             try:
-                async with asyncio.timeout(settings.timeout_seconds):
-                    raw = await self.adapter.call(sample, k=k)
+                async with self.slots or contextlib.nullcontext():  # shared by several systems' runs
+                    started = time.perf_counter()
+                    async with asyncio.timeout(settings.timeout_seconds):
+                        raw = await self.adapter.call(sample, k=k)
                 latency = time.perf_counter() - started
                 output = finish_output(raw)
             except TimeoutError as exc:  # ours (no message) or the system's own client's (with one)
@@ -316,14 +328,16 @@ async def run_calls(
     settings: RunSettings,
     journal: Journal,
     progress: ProgressSink | None = None,
+    slots: asyncio.Semaphore | None = None,
 ) -> RunSummary:
     """Ask ``samples`` with up to ``settings.concurrency`` calls at a time; append each outcome to ``journal``.
 
-    The adapter must be started. Raises :class:`RunAborted` when the system
-    refuses every connection; whatever was recorded before stays recorded.
+    ``slots``, when given, is a limit shared with other runs (several systems asked at once):
+    each call holds one of its slots. The adapter must be started. Raises :class:`RunAborted`
+    when the system refuses every connection; whatever was recorded before stays recorded.
     """
     sink = progress or NoProgress()
-    run = _Run(adapter, settings, journal, sink, len(samples))
+    run = _Run(adapter, settings, journal, sink, len(samples), slots)
     run.summary.n_samples = len(samples)
     pending = deque(samples)
     started = time.perf_counter()
@@ -355,13 +369,16 @@ async def call_all(
     progress: ProgressSink,
     total: int,
     done: int,
+    slots: asyncio.Semaphore | None = None,
 ) -> RunSummary:
     """Start the adapter, ask ``pending`` (:func:`run_calls`) with progress, and close the adapter."""
     await adapter.start()
     try:
         progress.start(total, done)
         try:
-            return await run_calls(pending, adapter, settings=settings, journal=journal, progress=progress)
+            return await run_calls(
+                pending, adapter, settings=settings, journal=journal, progress=progress, slots=slots
+            )
         finally:
             progress.stop()
     finally:

@@ -13,6 +13,14 @@ naming the file, the line and the key::
 ... })
 >>> suite.concurrency, suite.timeout_seconds, suite.retries, suite.system.type
 (4, 30.0, 2, 'python')
+
+Several systems are listed by name under ``systems:`` (as promptfoo lists providers) instead
+of ``system:``; one run asks each of them every question and compares them, the first (or
+``baseline:``) against each other::
+
+    systems:
+      bm25:    {type: builtin, vault: vault/}
+      bm25-b0: {type: builtin, vault: vault/, bm25_b: 0.0}
 """
 
 from __future__ import annotations
@@ -56,7 +64,9 @@ from ragmeter.harness.templates import (
     expand_env,
 )
 from ragmeter.io.records import describe_validation_error, read_structured, read_text
+from ragmeter.metrics.names import MAX_K
 from ragmeter.schema.outputs import SystemOutput
+from ragmeter.schema.strict_numbers import NumbersModel
 from ragmeter.schema.urls import http_url_problem
 
 DEFAULT_HTTP_BODY: dict[str, Any] = {"question": "{{ question }}", "k": "{{ k }}"}
@@ -79,7 +89,7 @@ Positive = Annotated[float, Field(strict=True, gt=0)]
 NonNegative = Annotated[float, Field(strict=True, ge=0)]
 
 
-class HttpSystem(BaseModel):
+class HttpSystem(NumbersModel):
     """``system.type: http`` — a JSON API called once per question."""
 
     model_config = ConfigDict(extra="forbid")
@@ -167,7 +177,7 @@ class HttpSystem(BaseModel):
         return found
 
 
-class PythonSystem(BaseModel):
+class PythonSystem(NumbersModel):
     """``system.type: python`` — ``package.module:function`` called with each sample (a dict)."""
 
     model_config = ConfigDict(extra="forbid")
@@ -180,7 +190,7 @@ class PythonSystem(BaseModel):
     )
 
 
-class BuiltinSystem(BaseModel):
+class BuiltinSystem(NumbersModel):
     """``system.type: builtin`` — ragmeter's reference pipeline (markdown vault, BM25, extractive answers).
 
     Besides the keys below, any setting of the pipeline (``PipelineConfig``,
@@ -227,7 +237,7 @@ SystemSpec = Annotated[
 ]
 
 
-class Suite(BaseModel):
+class Suite(NumbersModel):
     """The whole suite file."""
 
     model_config = ConfigDict(extra="forbid")
@@ -235,9 +245,17 @@ class Suite(BaseModel):
     name: str = Field(pattern=NAME_PATTERN, description="Names the run and the default results folder.")
     description: str | None = None
     dataset: str = Field(description="Samples file (YAML/JSON/JSONL), relative to the suite.")
-    system: SystemSpec
+    system: SystemSpec | None = Field(default=None, description="The system under test (or 'systems').")
+    systems: dict[str, SystemSpec] | None = Field(
+        default=None,
+        description="Several systems under test by name, asked the same questions and compared (instead of 'system').",
+    )
+    baseline: str | None = Field(
+        default=None,
+        description="With 'systems': the one the others are compared against (default: the first).",
+    )
     metrics: list[str] | None = Field(default=None, description="Metric names; default: evaluate's.")
-    k: Annotated[int, Field(strict=True, ge=1)] | None = None
+    k: Annotated[int, Field(strict=True, ge=1, le=MAX_K)] | None = None
     concurrency: Annotated[int, Field(strict=True, ge=1, le=256)] = 4
     timeout_seconds: Positive = 30.0
     retries: Annotated[int, Field(strict=True, ge=0, le=10)] = 2
@@ -247,6 +265,19 @@ class Suite(BaseModel):
     judge: Any = Field(
         default=None, description="Judge settings (docs/judges.md), checked when the suite loads."
     )
+
+    @field_validator("systems")
+    @classmethod
+    def _systems(cls, value: dict[str, Any] | None) -> dict[str, Any] | None:
+        if value is not None and not value:
+            raise ValueError("must name at least one system")
+        for name in value or {}:
+            if not re.fullmatch(NAME_PATTERN, name):
+                raise ValueError(
+                    f"system name {name!r} must start with a letter or digit and hold only letters, digits, '.', '_' "
+                    "and '-' (it names a results folder)"
+                )
+        return value
 
     @field_validator("metrics")
     @classmethod
@@ -350,11 +381,24 @@ _SYSTEM_MODELS: dict[str, type[BaseModel]] = {
 def _model_at(data: Any, parent: Sequence[str | int]) -> type[BaseModel] | None:
     if not parent:
         return Suite
-    if list(parent) == ["system"] and isinstance(data, dict) and isinstance(data.get("system"), dict):
-        return _SYSTEM_MODELS.get(str(data["system"].get("type")))
-    if list(parent) == ["system", "metadata"]:
+    path = list(parent)
+    if path[:1] == ["systems"] and len(path) >= 2:  # systems.<name>... is read as system...
+        path = ["system", *path[2:]]
+        system = _value_or_none(data, ["systems", parent[1]])
+    else:
+        system = _value_or_none(data, ["system"])
+    if path == ["system"] and isinstance(system, dict):
+        return _SYSTEM_MODELS.get(str(system.get("type")))
+    if path == ["system", "metadata"]:
         return MetadataMapping
     return None
+
+
+def _value_or_none(data: Any, loc: Sequence[str | int]) -> Any:
+    try:
+        return _value_at(data, loc)
+    except (KeyError, IndexError, TypeError):
+        return None
 
 
 def _describe(data: Any, exc: ValidationError) -> tuple[list[str | int], str]:
@@ -409,6 +453,8 @@ class LoadedSuite:
     suite: Suite
     path: Path
     text: str = field(repr=False)
+    system_name: str | None = None
+    """Set on the view of one of several ``systems`` (:meth:`system_views`): its name."""
 
     @property
     def base_dir(self) -> Path:
@@ -434,14 +480,48 @@ class LoadedSuite:
         """The results folder (default ``results/<name>`` next to the suite)."""
         return self.resolve(self.suite.results_dir or f"results/{self.suite.name}")
 
+    @property
+    def system(self) -> SystemSpec:
+        """The system under test (of a single-system suite, or of this view of one of several)."""
+        if self.suite.system is None:
+            raise ConfigError("this suite lists several systems; ask for one of its system_views()")
+        return self.suite.system
+
+    def system_views(self) -> list[LoadedSuite]:
+        """One single-system suite per system: the suite itself, or one per entry of ``systems``.
+
+        A view's results folder is ``<results_dir>/<name>``; its errors point at ``systems.<name>``.
+        """
+        if self.suite.systems is None:
+            return [self]
+        top = self.suite.results_dir or f"results/{self.suite.name}"
+        return [
+            LoadedSuite(
+                self.suite.model_copy(
+                    update={"system": spec, "systems": None, "baseline": None, "results_dir": f"{top}/{name}"}
+                ),
+                self.path,
+                self.text,
+                name,
+            )
+            for name, spec in self.suite.systems.items()
+        ]
+
+    def _in_file(self, loc: Sequence[str | int]) -> tuple[str | int, ...]:
+        """``loc`` as written in the file: a view's ``system.url`` is ``systems.<name>.url``."""
+        if self.system_name is not None and loc and loc[0] == "system":
+            return ("systems", self.system_name, *loc[1:])
+        return tuple(loc)
+
     def where(self, *loc: str | int) -> str:
         """``suite.yaml:12`` for the key at ``loc`` (for error messages)."""
+        loc = self._in_file(loc)
         line = yaml_line(self.text, loc) if self.path.suffix.lower() != ".json" else None
         return f"{self.path}:{line}" if line is not None else str(self.path)
 
     def error(self, loc: Sequence[str | int], message: str) -> ConfigError:
         """A :class:`ConfigError` pointing at ``loc`` in the suite file."""
-        return ConfigError(f"{format_loc(loc)}: {message}", where=self.where(*loc))
+        return ConfigError(f"{format_loc(self._in_file(loc))}: {message}", where=self.where(*loc))
 
 
 def load_suite(path: str | Path, *, environ: Mapping[str, str] | None = None) -> LoadedSuite:
@@ -466,16 +546,36 @@ def load_suite(path: str | Path, *, environ: Mapping[str, str] | None = None) ->
         where = f"{path}:{line}" if line is not None else str(path)
         raise ConfigError(f"{format_loc(loc)}: {message}" if loc else message, where=where) from None
     loaded = LoadedSuite(suite, path, loaded_text)
+    check_systems(loaded)
     dataset = loaded.dataset_path
     if not dataset.is_file():
         what = "is a directory, expected a file" if dataset.is_dir() else "file not found"
         raise loaded.error(["dataset"], f"{what}: {dataset}")
     check_metric_names(loaded)
-    check_response_mapping(loaded)
     check_judge(loaded)
-    check_environment(loaded, os.environ if environ is None else environ)
-    check_builtin(loaded)
+    for view in loaded.system_views():
+        check_response_mapping(view)
+        check_environment(view, os.environ if environ is None else environ)
+        check_builtin(view)
     return loaded
+
+
+def check_systems(loaded: LoadedSuite) -> None:
+    """Exactly one of ``system`` and ``systems``; a ``baseline`` names one of the ``systems``."""
+    suite = loaded.suite
+    if suite.system is None and suite.systems is None:
+        raise loaded.error(
+            ["system"], "required key is missing (or list several under 'systems', each by name)"
+        )
+    if suite.system is not None and suite.systems is not None:
+        raise loaded.error(["systems"], "give either 'system' (one) or 'systems' (several by name), not both")
+    if suite.baseline is not None:
+        if suite.systems is None:
+            raise loaded.error(["baseline"], "a baseline needs several systems under 'systems'")
+        if suite.baseline not in suite.systems:
+            close = difflib.get_close_matches(suite.baseline, list(suite.systems), n=1)
+            hint = f"; did you mean {close[0]!r}?" if close else f" (the systems: {', '.join(suite.systems)})"
+            raise loaded.error(["baseline"], f"{suite.baseline!r} is not one of the systems{hint}")
 
 
 def check_response_mapping(loaded: LoadedSuite) -> None:

@@ -85,7 +85,7 @@ def _now() -> str:
 
 
 def _check_questions(loaded: LoadedSuite, samples: Sequence[Sample]) -> None:
-    system = loaded.suite.system
+    system = loaded.system
     if isinstance(system, PythonSystem) or (isinstance(system, HttpSystem) and not system.uses_question()):
         return  # the system gets the whole sample (or the fields its templates name)
     if (
@@ -151,8 +151,201 @@ def _evaluate(
     )
 
 
+@dataclass
+class SystemRun:
+    """One system's run, prepared (checked, folder claimed, ``config.json`` started), asked, then scored."""
+
+    loaded: LoadedSuite
+    samples: Sequence[Sample]
+    adapter: Adapter
+    settings: RunSettings
+    folder: Path
+    state: JournalState
+    doc: dict[str, Any]
+    session: dict[str, Any]
+    warnings: list[str]
+    summary: RunSummary = field(default_factory=RunSummary)
+
+    @property
+    def outputs_path(self) -> Path:
+        """The ``outputs.jsonl`` of this run."""
+        return self.folder / OUTPUTS_FILENAME
+
+    @property
+    def pending(self) -> list[Sample]:
+        """The samples not answered yet."""
+        return [s for s in self.samples if s.id not in self.state.outputs]
+
+    async def ask(self, progress: ProgressSink, *, slots: asyncio.Semaphore | None = None) -> RunSummary:
+        """Ask every pending question (appending each answer to ``outputs.jsonl``)."""
+        pending = self.pending
+        with OutputsJournal(self.outputs_path) as journal:
+            if pending:
+                self.summary = await call_all(
+                    self.adapter,
+                    pending,
+                    settings=self.settings,
+                    journal=journal,
+                    progress=progress,
+                    total=len(self.samples),
+                    done=len(self.state.outputs),
+                    slots=slots,
+                )
+        return self.summary
+
+    def stopped(self, **why: Any) -> None:
+        """Record in ``config.json`` that this session ended early (aborted or interrupted)."""
+        self.session.update(finished_at=_now(), **why)
+        write_json_atomic(self.folder / CONFIG_FILENAME, self.doc)
+
+    def aborted_error(self, exc: RunAborted) -> ConfigError:
+        """The error for a run the system stopped (refused connections), pointing at its URL."""
+        if self.loaded.system.type == "http":  # point at the URL in the suite file
+            return self.loaded.error(("system", "url"), exc.message)
+        return ConfigError(exc.message)
+
+    def finish(
+        self,
+        *,
+        config: str | Path | None,
+        executor: Executor | None,
+        say: Notify,
+        judge_observer: JudgeObserver | None = None,
+    ) -> RunOutcome:
+        """Score the recorded outputs and write ``metrics.json``, ``per_query.jsonl`` and ``config.json``.
+
+        ``judge_observer`` hears the judges' cost estimate and progress.
+        """
+        summary = self.summary
+        summary.n_samples = len(self.samples)
+        summary.n_resumed = len(self.state.outputs)
+        self.session.update(finished_at=_now(), **summary.to_json_dict())
+        index_stats = _write_index_stats(self.adapter, self.folder, asked=bool(self.pending))
+        try:
+            with use_executor(executor):
+                result = _evaluate(
+                    self.loaded,
+                    self.outputs_path,
+                    config=config,
+                    index_stats=index_stats,
+                    judge_observer=judge_observer,
+                )
+        except RagmeterError:
+            say(
+                f"the answers are kept in {self.outputs_path}; once the problem below is fixed, "
+                "'--resume' scores them without asking anything again"
+            )
+            raise
+        result.write(self.folder)
+        self.doc["finished_at"] = self.session["finished_at"]
+        self.doc["run"] = summary.to_json_dict()
+        if index_stats is not None:
+            self.doc["index_stats_file"] = INDEX_STATS_FILENAME
+        write_json_atomic(self.folder / CONFIG_FILENAME, self.doc)
+        return RunOutcome(result, summary, self.folder, self.loaded, self.adapter.description, self.warnings)
+
+
+def load_samples(loaded: LoadedSuite) -> list[Sample]:
+    """The suite's dataset, checked for every system of the suite (questions, no embedded outputs)."""
+    samples = load_dataset(loaded.dataset_path)
+    for view in loaded.system_views():
+        _check_questions(view, samples)
+    check_no_embedded_outputs(
+        samples,
+        where=str(loaded.dataset_path),
+        other="the system under test",
+        fix="score the embedded outputs with 'ragmeter eval'",
+    )
+    return samples
+
+
+def run_settings(loaded: LoadedSuite, config: str | Path | None) -> RunSettings:
+    """How to call the systems: the suite's limits, and k by the precedence rule."""
+    suite = loaded.suite
+    cfg, _ = load_config(config)
+    return RunSettings(
+        concurrency=suite.concurrency,
+        timeout_seconds=suite.timeout_seconds,
+        retries=suite.retries,
+        backoff_seconds=suite.backoff_seconds,
+        max_backoff_seconds=suite.max_backoff_seconds,
+        default_k=suite.k or cfg.metrics.retrieval.default_k,
+    )
+
+
+def prepare_system(
+    loaded: LoadedSuite,
+    samples: Sequence[Sample],
+    settings: RunSettings,
+    *,
+    folder: Path,
+    resume: bool,
+    fresh: bool,
+    environ: Mapping[str, str] | None,
+    executor: Executor | None,
+    say: Notify,
+) -> SystemRun:
+    """Build the adapter, claim the results folder (new, resumed or fresh) and start ``config.json``.
+
+    ``loaded`` is a single-system suite (or one view of a multi-system one).
+    """
+    adapter = make_adapter(loaded, default_k=settings.default_k, environ=environ)
+    if executor is not None and executor.remote:
+        executor.start()  # an unreachable cluster is an error before the results folder is touched
+        adapter = RemoteAdapter(
+            adapter,
+            executor,
+            loaded=loaded,
+            default_k=settings.default_k,
+            concurrency=settings.concurrency,
+            environ=environ,
+        )
+    system = loaded.system
+    keep = [loaded.dataset_path]
+    if isinstance(system, BuiltinSystem):
+        keep.append(loaded.resolve(system.vault))
+    previous = read_config_to_resume(folder) if resume and folder.is_dir() else None
+    continuing = claim_results_dir(folder, resume=resume, fresh=fresh, suite_path=loaded.path, keep=keep)
+    outputs_path = folder / OUTPUTS_FILENAME
+    state = read_journal(outputs_path, repair=True) if continuing else JournalState()
+    warnings = list(state.warnings)
+    _check_resumed(state, samples, outputs_path)
+    suite_doc = resolved_suite(loaded, results_dir=folder)
+    changed = _suite_changes(previous, suite_doc)
+    if changed:
+        warnings.append(
+            f"the suite's {', '.join(changed)} changed since this results folder was started; "
+            "its outputs now come from both versions"
+        )
+    for warning in warnings:
+        say(f"warning: {warning}")
+    session: dict[str, Any] = {
+        "started_at": _now(),
+        "resumed": continuing,
+        "n_resumed": len(state.outputs),
+        "executor": executor.describe() if executor is not None else {"kind": "local"},
+    }
+    sessions = list(previous.get("sessions", [])) if previous and continuing else []
+    sessions.append(session)
+    doc: dict[str, Any] = {
+        "suite": suite_doc,
+        "suite_file": str(loaded.path),
+        **provenance(loaded),
+        **_adapter_provenance(adapter),
+        "started_at": sessions[0].get("started_at", session["started_at"]),
+        "finished_at": None,
+        "sessions": sessions,
+    }
+    if loaded.system_name is not None:
+        doc["system_name"] = loaded.system_name
+    write_json_atomic(folder / CONFIG_FILENAME, doc)
+    if continuing:
+        say(f"resuming {folder}: {len(state.outputs)} of {len(samples)} questions already answered")
+    return SystemRun(loaded, samples, adapter, settings, folder, state, doc, session, warnings)
+
+
 def run_suite(
-    suite_path: str | Path,
+    suite_path: str | Path | LoadedSuite,
     *,
     resume: bool = False,
     fresh: bool = False,
@@ -172,129 +365,38 @@ def run_suite(
     results folder is an error. ``results_dir`` overrides the suite's.
     ``executor`` (default: this process) is where the system is called and the
     judges' calls are made; ``outputs.jsonl`` is always written here. ``judge_observer`` hears
-    the judges' cost estimate and progress.
+    the judges' cost estimate and progress. A suite with several ``systems`` is run by
+    :func:`~ragmeter.harness.multi_run.run_systems`.
     """
     say: Notify = notify or (lambda _message: None)
-    loaded = load_suite(suite_path, environ=environ)
-    suite = loaded.suite
-    samples = load_dataset(loaded.dataset_path)
-    _check_questions(loaded, samples)
-    check_no_embedded_outputs(
-        samples,
-        where=str(loaded.dataset_path),
-        other="the system under test",
-        fix="score the embedded outputs with 'ragmeter eval'",
-    )
-    cfg, _ = load_config(config)
-    default_k = suite.k or cfg.metrics.retrieval.default_k
-    settings = RunSettings(
-        concurrency=suite.concurrency,
-        timeout_seconds=suite.timeout_seconds,
-        retries=suite.retries,
-        backoff_seconds=suite.backoff_seconds,
-        max_backoff_seconds=suite.max_backoff_seconds,
-        default_k=default_k,
-    )
-    adapter = make_adapter(loaded, default_k=default_k, environ=environ)
-    if executor is not None and executor.remote:
-        executor.start()  # an unreachable cluster is an error before the results folder is touched
-        adapter = RemoteAdapter(
-            adapter,
-            executor,
-            loaded=loaded,
-            default_k=default_k,
-            concurrency=suite.concurrency,
-            environ=environ,
-        )
+    loaded = suite_path if isinstance(suite_path, LoadedSuite) else load_suite(suite_path, environ=environ)
+    if loaded.suite.systems is not None:
+        raise ConfigError("this suite lists several systems: run it with run_systems (ragmeter run does)")
+    samples = load_samples(loaded)
+    settings = run_settings(loaded, config)
     folder = tidy_path(Path(results_dir)) if results_dir is not None else loaded.results_dir
-    keep = [loaded.dataset_path]
-    if isinstance(suite.system, BuiltinSystem):
-        keep.append(loaded.resolve(suite.system.vault))
-    previous = read_config_to_resume(folder) if resume and folder.is_dir() else None
-    continuing = claim_results_dir(folder, resume=resume, fresh=fresh, suite_path=loaded.path, keep=keep)
-    outputs_path = folder / OUTPUTS_FILENAME
-    state = read_journal(outputs_path, repair=True) if continuing else JournalState()
-    warnings = list(state.warnings)
-    _check_resumed(state, samples, outputs_path)
-    suite_doc = resolved_suite(loaded, results_dir=folder)
-    changed = _suite_changes(previous, suite_doc)
-    if changed:
-        warnings.append(
-            f"the suite's {', '.join(changed)} changed since this results folder was started; "
-            "its outputs now come from both versions"
-        )
-    for warning in warnings:
-        say(f"warning: {warning}")
-    pending = [s for s in samples if s.id not in state.outputs]
-    session: dict[str, Any] = {
-        "started_at": _now(),
-        "resumed": continuing,
-        "n_resumed": len(state.outputs),
-        "executor": executor.describe() if executor is not None else {"kind": "local"},
-    }
-    sessions = list(previous.get("sessions", [])) if previous and continuing else []
-    sessions.append(session)
-    doc: dict[str, Any] = {
-        "suite": suite_doc,
-        "suite_file": str(loaded.path),
-        **provenance(loaded),
-        **_adapter_provenance(adapter),
-        "started_at": sessions[0].get("started_at", session["started_at"]),
-        "finished_at": None,
-        "sessions": sessions,
-    }
-    write_json_atomic(folder / CONFIG_FILENAME, doc)
-    if continuing:
-        say(f"resuming {folder}: {len(state.outputs)} of {len(samples)} questions already answered")
+    run = prepare_system(
+        loaded,
+        samples,
+        settings,
+        folder=folder,
+        resume=resume,
+        fresh=fresh,
+        environ=environ,
+        executor=executor,
+        say=say,
+    )
     sink = progress or QuestionProgress(make_progress(quiet=quiet))
-    summary = RunSummary(n_samples=len(samples))
     try:
-        with OutputsJournal(outputs_path) as journal:
-            if pending:
-                summary = asyncio.run(
-                    call_all(
-                        adapter,
-                        pending,
-                        settings=settings,
-                        journal=journal,
-                        progress=sink,
-                        total=len(samples),
-                        done=len(state.outputs),
-                    )
-                )
+        asyncio.run(run.ask(sink))
     except RunAborted as exc:
-        session.update(finished_at=_now(), aborted=exc.message)
-        write_json_atomic(folder / CONFIG_FILENAME, doc)
-        if suite.system.type == "http":  # point at the URL in the suite file
-            raise loaded.error(("system", "url"), exc.message) from None
-        raise ConfigError(exc.message) from None
+        run.stopped(aborted=exc.message)
+        raise run.aborted_error(exc) from None
     except KeyboardInterrupt:
-        session.update(finished_at=_now(), interrupted=True)
-        write_json_atomic(folder / CONFIG_FILENAME, doc)
-        say(f"interrupted: the answers so far are kept in {outputs_path}; continue with --resume")
+        run.stopped(interrupted=True)
+        say(f"interrupted: the answers so far are kept in {run.outputs_path}; continue with --resume")
         raise
-    summary.n_samples = len(samples)
-    summary.n_resumed = len(state.outputs)
-    session.update(finished_at=_now(), **summary.to_json_dict())
-    index_stats = _write_index_stats(adapter, folder, asked=bool(pending))
-    try:
-        with use_executor(executor):
-            result = _evaluate(
-                loaded, outputs_path, config=config, index_stats=index_stats, judge_observer=judge_observer
-            )
-    except RagmeterError:
-        say(
-            f"the answers are kept in {outputs_path}; once the problem below is fixed, "
-            "'--resume' scores them without asking anything again"
-        )
-        raise
-    result.write(folder)
-    doc["finished_at"] = session["finished_at"]
-    doc["run"] = summary.to_json_dict()
-    if index_stats is not None:
-        doc["index_stats_file"] = INDEX_STATS_FILENAME
-    write_json_atomic(folder / CONFIG_FILENAME, doc)
-    return RunOutcome(result, summary, folder, loaded, adapter.description, warnings)
+    return run.finish(config=config, executor=executor, say=say, judge_observer=judge_observer)
 
 
 def _adapter_provenance(adapter: Adapter) -> dict[str, Any]:

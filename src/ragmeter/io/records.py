@@ -16,7 +16,6 @@ f.yaml:3: k: Input should be a valid integer, unable to parse string as an integ
 from __future__ import annotations
 
 import difflib
-import json
 import typing
 from dataclasses import dataclass
 from pathlib import Path
@@ -27,50 +26,11 @@ from pydantic import BaseModel, ValidationError
 
 from ragmeter.errors import InputError
 from ragmeter.io.digests import file_sha256 as file_sha256  # re-exported: it used to live here
+from ragmeter.io.jsonyaml import json_lines, load_yaml, loads_json
+from ragmeter.io.text_files import data_suffix, line_of
+from ragmeter.io.text_files import read_text as read_text  # re-exported: it used to live here
 
 M = TypeVar("M", bound=BaseModel)
-
-
-class DuplicateKeyError(ValueError):
-    """A JSON or YAML object lists the same key twice."""
-
-
-def _unique_pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    for key, value in pairs:
-        if key in out:
-            raise DuplicateKeyError(f"duplicate key {key!r} in one object")
-        out[key] = value
-    return out
-
-
-def loads_json(text: str) -> Any:
-    """``json.loads`` that rejects an object with a repeated key (last-one-wins hides mistakes)."""
-    return json.loads(text, object_pairs_hook=_unique_pairs)
-
-
-class _UniqueKeyLoader(yaml.SafeLoader):
-    """A safe YAML loader that rejects a mapping with a repeated key."""
-
-    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
-        seen: dict[Any, int] = {}
-        for key_node, _ in node.value:
-            key = self.construct_object(key_node, deep=deep)
-            if isinstance(key, (str, int, float, bool)) and key in seen:
-                raise yaml.constructor.ConstructorError(
-                    None,
-                    None,
-                    f"duplicate key {key!r} (first at line {seen[key]})",
-                    key_node.start_mark,
-                )
-            if isinstance(key, (str, int, float, bool)):
-                seen[key] = key_node.start_mark.line + 1
-        return super().construct_mapping(node, deep=deep)
-
-
-def load_yaml(text: str) -> Any:
-    """``yaml.safe_load`` that rejects a mapping with a repeated key."""
-    return yaml.load(text, Loader=_UniqueKeyLoader)
 
 
 @dataclass(frozen=True)
@@ -141,32 +101,6 @@ def validate(model: type[M], value: Any, *, where: str) -> M:
         raise InputError(describe_validation_error(exc, model), where=where) from None
 
 
-def read_text(path: Path, *, empty: str = "file is empty") -> str:
-    """Read a UTF-8 text file, turning OS and decoding errors into :class:`InputError`.
-
-    ``empty`` is the error for a file with nothing but white space.
-    """
-    try:
-        data = path.read_bytes()
-    except FileNotFoundError:
-        raise InputError("file not found", where=str(path)) from None
-    except IsADirectoryError:
-        raise InputError("is a directory, expected a file", where=str(path)) from None
-    except OSError as exc:
-        raise InputError(f"cannot read file ({exc.strerror})", where=str(path)) from None
-    try:
-        text = data.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        line_start = data.rfind(b"\n", 0, exc.start) + 1
-        lineno = data.count(b"\n", 0, exc.start) + 1
-        raise InputError(
-            f"not UTF-8 text (byte {exc.start - line_start + 1} of the line)", where=f"{path}:{lineno}"
-        ) from None
-    if not text.strip():
-        raise InputError(empty, where=str(path))
-    return text
-
-
 def check_output_file(path: Path) -> Path:
     """Check, before any work is done, that ``path`` can be written as a file; return it.
 
@@ -184,19 +118,14 @@ def check_output_file(path: Path) -> Path:
 
 
 def read_jsonl(path: Path) -> list[Record]:
-    """Read a JSON Lines file; blank lines are skipped, each record is labelled ``file:line``."""
-    records = []
-    for lineno, line in enumerate(read_text(path).splitlines(), start=1):
-        if not line.strip():
-            continue
-        where = f"{path}:{lineno}"
-        try:
-            records.append(Record(loads_json(line), where))
-        except json.JSONDecodeError as exc:
-            raise InputError(f"invalid JSON ({exc.msg} at column {exc.colno})", where=where) from None
-        except DuplicateKeyError as exc:
-            raise InputError(str(exc), where=where) from None
-    return records
+    """Read a JSON Lines file; blank lines are skipped (but counted), each record is labelled ``file:line``.
+
+    Lines end at ``\\n`` only, so U+2028 and U+2029 inside strings are read as the JSON they are.
+    """
+    return [
+        Record(loads_json(line, source=str(path), line=number), f"{path}:{number}")
+        for number, line in json_lines(read_text(path))
+    ]
 
 
 def _yaml_item_lines(text: str, key: str | None) -> list[int]:
@@ -211,29 +140,19 @@ def _yaml_item_lines(text: str, key: str | None) -> list[int]:
                 node = v_node
                 break
     if isinstance(node, yaml.SequenceNode):
-        return [item.start_mark.line + 1 for item in node.value]
+        return [line_of(text, item.start_mark.index) for item in node.value]
     return []
 
 
 def read_structured(path: Path) -> Any:
     """Parse a YAML or JSON file (chosen by suffix; YAML otherwise) into Python data."""
-    text = read_text(path)
-    if path.suffix.lower() == ".json":
-        try:
-            return loads_json(text)
-        except json.JSONDecodeError as exc:
-            raise InputError(f"invalid JSON ({exc.msg})", where=f"{path}:{exc.lineno}") from None
-        except DuplicateKeyError as exc:
-            raise InputError(str(exc), where=str(path)) from None
-    try:
-        return load_yaml(text)
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f"{path}:{mark.line + 1}" if mark is not None else str(path)
-        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
-        if str(problem).startswith("duplicate key"):
-            raise InputError(str(problem), where=where) from None
-        raise InputError(f"invalid YAML ({problem})", where=where) from None
+    return _parse(read_text(path), path)
+
+
+def _parse(text: str, path: Path) -> Any:
+    if data_suffix(path) == ".json":
+        return loads_json(text, source=str(path))
+    return load_yaml(text, source=str(path))
 
 
 def read_record_list(path: Path, *, key: str) -> list[Record]:
@@ -242,9 +161,10 @@ def read_record_list(path: Path, *, key: str) -> list[Record]:
     A YAML or JSON file holds either a list or an object whose ``key`` is the
     list; a ``.jsonl`` file holds one record per line.
     """
-    if path.suffix.lower() == ".jsonl":
+    if data_suffix(path) == ".jsonl":
         return read_jsonl(path)
-    data = read_structured(path)
+    text = read_text(path)
+    data = _parse(text, path)
     listed_under: str | None = None
     if isinstance(data, dict):
         if key not in data:
@@ -254,7 +174,7 @@ def read_record_list(path: Path, *, key: str) -> list[Record]:
         raise InputError(f"expected a list of records under {key!r}", where=str(path))
     if not data:
         raise InputError(f"no records under {key!r}", where=str(path))
-    lines = _yaml_item_lines(read_text(path), listed_under) if path.suffix.lower() != ".json" else []
+    lines = _yaml_item_lines(text, listed_under) if data_suffix(path) != ".json" else []
     records = []
     for index, value in enumerate(data):
         label = f"{key}[{index}]"

@@ -5,12 +5,19 @@ Qrels lines are ``qid iter docno rel``; run lines are ``qid Q0 docno rank score 
 ignored too: order comes from the score). Lines starting with ``#`` and blank
 lines are skipped.
 
+Fields are separated by runs of ASCII whitespace (spaces and tabs, mixed), lines end at
+``\\n``; numbers are plain ASCII decimals; see :mod:`ragmeter.io.trec_exact` for the rules.
+
 Files take a fast columnar path (pyarrow's CSV reader; large files in slices on
-all cores, see :func:`_fast_columns`). Any irregularity (comments, uneven
-spacing, extra words, a bad value) sends the file to the exact line-by-line
-reader (:mod:`ragmeter.io.trec_exact`), which also produces the error messages,
-so every error names the file and line. Both return the tables of
-:mod:`ragmeter.io.trec_tables`.
+all cores, see :func:`_fast_columns`). pyarrow splits at one delimiter, so the raw bytes
+are checked (:func:`ragmeter.io.trec_bytes.plain`) and the values too: any irregularity
+(comments, uneven or mixed spacing, extra words, a control character, a value that is not
+a plain number) sends the file to the exact line-by-line reader, which also produces the
+error messages, so every error names the file and line. Both readers give the same tables
+(:mod:`ragmeter.io.trec_tables`) for every file, and say which reader ran (:func:`read_by`).
+Files are read into memory (``read``/``pread``), never memory-mapped: a file that shrinks
+under a map kills the process with SIGBUS; one that changes while it is read is an error
+(:mod:`ragmeter.io.file_state`).
 
 >>> import tempfile, pathlib
 >>> d = pathlib.Path(tempfile.mkdtemp())
@@ -38,10 +45,17 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.csv as pacsv
 from numpy.typing import NDArray
-from pyarrow._compute import call_function  # pyarrow.compute itself takes 60 ms to import
+from pyarrow._compute import (  # pyarrow.compute: 60 ms to import
+    CastOptions,
+    MatchSubstringOptions,
+    call_function,
+)
 
+from ragmeter.errors import InputError
 from ragmeter.io.docnos import Docnos, numpy_view, pair_keys, string_bounds, strings_at, topic_keys
 from ragmeter.io.file_state import changed, check_unchanged, snapshot
+from ragmeter.io.text_files import compression_of, read_bytes
+from ragmeter.io.trec_bytes import plain
 from ragmeter.io.trec_exact import read_qrels_exact, read_run_exact
 from ragmeter.io.trec_tables import TrecQrels, TrecRun, judged_lines, name_codes
 
@@ -64,16 +78,16 @@ _HIGH_HALF = 1 if np.little_endian else 0
 _TOPIC_RUNS = 1 << 12
 """A chunk with more runs of equal topics than this (and than 1/16 of its lines) is dictionary-encoded."""
 
-_COMPRESSED = (".gz", ".bz2", ".lz4", ".zst", ".zstd", ".br")
-"""Suffixes pyarrow decompresses on the fly: such files are parsed in one piece."""
+_BOM = b"\xef\xbb\xbf"
+
+_WHOLE_NUMBER = MatchSubstringOptions(r"^[+-]?[0-9]+$")
 
 
 def _irregularity(table: pa.Table, topics: list[str]) -> str | None:
     """Why the exact reader must read the file, or ``None``: no empty or comment topic, no empty docno.
 
-    An empty docno is what uneven spacing produces. Only the columns ragmeter uses are
-    parsed (parsing Q0, rank and tag too costs a third more), so an empty one of those
-    goes unnoticed, as it always has.
+    Only the columns ragmeter uses are parsed (parsing Q0, rank and tag too costs a
+    third more); an empty one of those is found in the bytes (:func:`plain`).
     """
     if any(not topic for topic in topics):
         return "a line starts with white space"
@@ -155,28 +169,28 @@ def _fast_columns(
 ) -> _Columns:
     """Read a regular whitespace-separated file fast, or raise :class:`_Irregular` saying why not.
 
-    Small (or compressed) files are parsed by pyarrow in one piece. Large ones
-    are cut at line ends into slices that threads parse side by side (each
-    slice single-threaded: that costs less CPU than pyarrow's own threads);
-    then the threads fill the output arrays and hash the docnos, slice by slice.
+    Small (or compressed) files are read into memory and parsed by pyarrow in one piece.
+    Large ones are cut at line ends into slices that threads read and parse side by side
+    (each slice single-threaded: that costs less CPU than pyarrow's own threads); then
+    the threads fill the output arrays and hash the docnos, slice by slice.
     """
     try:
-        with path.open("rb") as handle:
-            head = handle.read(1 << 16)
         size = path.stat().st_size
     except OSError as exc:
         raise _Irregular(f"cannot read the file ({exc.strerror})") from None
-    first = head.split(b"\n", 1)[0]
-    if not first.strip() or first.startswith((b"#", b" ", b"\t")):
-        raise _Irregular("the first line is blank, a comment or starts with white space")
-    delimiter = "\t" if b"\t" in first else " "
     workers = _workers()
     try:
-        if workers < 2 or size < _PARALLEL_BYTES or path.suffix.lower() in _COMPRESSED:
-            pieces = [_parse(str(path), names, types, delimiter, threads=True)]
-            columns = _columns(pieces, list(types)[-1], map, qrels)
+        if workers < 2 or size < _PARALLEL_BYTES or compression_of(path) is not None:
+            try:
+                data = read_bytes(path)
+            except InputError as exc:
+                raise _Irregular(exc.message) from None
+            layout = _layout(data, names, types)
+            columns = _columns(
+                [_parse(layout, data, layout.start, threads=True)], list(types)[-1], map, qrels
+            )
         else:
-            columns = _parse_slices(path, size, workers, names, types, delimiter, qrels)
+            columns = _parse_slices(path, size, workers, names, types, qrels)
     finally:
         _release_parse_memory()
     if not len(columns.values):
@@ -189,21 +203,37 @@ def _workers() -> int:
     return int(pa.cpu_count())
 
 
-def _parse(
-    source: str | pa.BufferReader,
-    names: list[str],
-    types: dict[str, pa.DataType],
-    delimiter: str,
-    *,
-    threads: bool,
-) -> _Slice:
-    """Parse with pyarrow; raise :class:`_Irregular` unless every value is regular and finite."""
+@dataclass(frozen=True)
+class _Layout:
+    """What every piece of one file is parsed with: its columns, delimiter and first byte (past a BOM)."""
+
+    names: list[str]
+    types: dict[str, pa.DataType]
+    delimiter: str
+    start: int
+
+
+def _layout(head: bytes, names: list[str], types: dict[str, pa.DataType]) -> _Layout:
+    """The layout of a file whose first bytes are ``head``; :class:`_Irregular` if its first line is odd."""
+    start = len(_BOM) if head.startswith(_BOM) else 0
+    first = head[start : start + (1 << 16)].split(b"\n", 1)[0]
+    if not first.strip() or first.startswith((b"#", b" ", b"\t")):
+        raise _Irregular("the first line is blank, a comment or starts with white space")
+    return _Layout(names, types, "\t" if b"\t" in first else " ", start)
+
+
+def _parse(layout: _Layout, data: bytes, start: int, *, threads: bool) -> _Slice:
+    """Parse ``data[start:]``; raise :class:`_Irregular` unless every byte and value is regular."""
+    types = layout.types
+    buffer = pa.py_buffer(data)
     try:
         table = pacsv.read_csv(
-            source,
-            read_options=pacsv.ReadOptions(column_names=names, block_size=_BLOCK_SIZE, use_threads=threads),
+            pa.BufferReader(buffer.slice(start)),
+            read_options=pacsv.ReadOptions(
+                column_names=layout.names, block_size=_BLOCK_SIZE, use_threads=threads
+            ),
             parse_options=pacsv.ParseOptions(
-                delimiter=delimiter, quote_char=False, escape_char=False, ignore_empty_lines=True
+                delimiter=layout.delimiter, quote_char=False, escape_char=False, ignore_empty_lines=True
             ),
             convert_options=pacsv.ConvertOptions(
                 column_types=types,
@@ -215,15 +245,39 @@ def _parse(
         )
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError) as exc:
         raise _Irregular(f"pyarrow: {str(exc).splitlines()[0][:120]}") from None
+    arr = np.frombuffer(buffer, dtype=np.uint8)
+    tab = layout.delimiter == "\t"
+    if not plain(data, arr, start, len(data), rows=table.num_rows, fields=len(layout.names), tab=tab):
+        raise _Irregular(
+            "bytes trec_eval splits otherwise (other white space, an empty field or a control character)"
+        )
     topics = _topic_runs(table.column(0))
     why = _irregularity(table, topics.names)
     if why is not None:
         raise _Irregular(why)
     value = list(types)[-1]  # the score or relevance
+    if types[value] == pa.string():
+        table = table.set_column(table.column_names.index(value), value, _whole_numbers(table.column(value)))
     for chunk in table.column(value).chunks:
         if not bool(np.isfinite(numpy_view(chunk, np.float64)).all()):
             raise _Irregular(f"a {value} that is not a finite number")
     return _Slice(table.drop_columns(table.column_names[0]), topics)
+
+
+def _whole_numbers(column: pa.ChunkedArray) -> pa.ChunkedArray:
+    """A column of relevance values (strings) as doubles, if every one is a plain whole number."""
+    chunks = []
+    for chunk in column.chunks:
+        if not call_function("all", [call_function("ascii_is_decimal", [chunk])]).as_py() and not (
+            call_function("all", [call_function("match_substring_regex", [chunk], _WHOLE_NUMBER)]).as_py()
+        ):
+            raise _Irregular("a relevance that is not a plain whole number")
+        try:  # through int64, as the exact reader reads them ("-0" is 0), and beyond int64 there
+            whole = call_function("cast", [chunk], CastOptions.safe(pa.int64()))
+        except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+            raise _Irregular("a relevance beyond 64 bits") from None
+        chunks.append(call_function("cast", [whole], CastOptions.safe(pa.float64())))
+    return pa.chunked_array(chunks, type=pa.float64())
 
 
 @dataclass(frozen=True)
@@ -240,7 +294,6 @@ def _parse_slices(
     workers: int,
     names: list[str],
     types: dict[str, pa.DataType],
-    delimiter: str,
     qrels: TrecQrels | None,
 ) -> _Columns:
     """Cut the file at line ends into slices, parse them and fill the columns on ``workers`` threads.
@@ -251,10 +304,12 @@ def _parse_slices(
     """
     with path.open("rb") as handle:
         fd = handle.fileno()
-        count = workers * -(-size // (_SLICE_BYTES * workers))  # a multiple of workers: none idles at the end
-        bounds = [0]
+        layout = _layout(os.pread(fd, 1 << 16, 0), names, types)
+        span = size - layout.start
+        count = workers * -(-span // (_SLICE_BYTES * workers))  # a multiple of workers: none idles at the end
+        bounds = [layout.start]
         for k in range(1, count):
-            bounds.append(_line_end(fd, max(size * k // count, bounds[-1]), size))
+            bounds.append(_line_end(fd, max(layout.start + span * k // count, bounds[-1]), size))
         bounds.append(size)
 
         def parse(k: int) -> _Slice:
@@ -262,7 +317,7 @@ def _parse_slices(
             data = os.pread(fd, stop - start, start)
             if len(data) != stop - start:
                 raise changed(path)
-            return _parse(pa.BufferReader(pa.py_buffer(data)), names, types, delimiter, threads=False)
+            return _parse(layout, data, 0, threads=False)
 
         with ThreadPoolExecutor(workers) as pool:
             pieces = list(pool.map(parse, range(count)))
@@ -434,10 +489,12 @@ def _no_repeats_across(columns: _Columns) -> bool:
     return True
 
 
-def read_qrels(path: str | Path) -> TrecQrels:
+def read_qrels(path: str | Path, *, trec_compat: bool = False) -> TrecQrels:
     """Read a TREC qrels file (4 fields per line); a repeated (topic, docno) is an error.
 
-    ``TrecQrels.reader`` and ``reader_note`` say how it was read, as for :func:`read_run`.
+    A relevance must be a whole number; with ``trec_compat`` a fractional one is
+    truncated, as trec_eval reads it (``atol``). ``TrecQrels.reader`` and
+    ``reader_note`` say how it was read, as for :func:`read_run`.
     """
     path = Path(path)
     before = snapshot(path)
@@ -445,10 +502,10 @@ def read_qrels(path: str | Path) -> TrecQrels:
         columns = _fast_columns(
             path,
             ["qid", "iter", "docno", "rel"],
-            {"qid": pa.string(), "docno": pa.string(), "rel": pa.float64()},
+            {"qid": pa.string(), "docno": pa.string(), "rel": pa.string()},
         )
     except _Irregular as why:
-        qrels = read_qrels_exact(path, why=str(why))
+        qrels = read_qrels_exact(path, trec_compat=trec_compat, why=str(why))
     else:
         qrels = TrecQrels(
             str(path),
@@ -463,6 +520,6 @@ def read_qrels(path: str | Path) -> TrecQrels:
         if bool(np.any(keys[1:] == keys[:-1])):
             # A repeated judgment (or, once in 2^64, two pairs with one key): the exact
             # reader tells which, with the line numbers.
-            qrels = read_qrels_exact(path, why="a repeated (topic, docno)")
+            qrels = read_qrels_exact(path, trec_compat=trec_compat, why="a repeated (topic, docno)")
     check_unchanged(path, before)
     return qrels

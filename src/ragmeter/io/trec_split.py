@@ -5,8 +5,9 @@ of the topic's bytes), with numpy over the block. Partition bytes are handed to 
 they fill up (an executor ships them to its object store), so the caller holds about one
 block per partition, never the file. The SHA-256 of the file is computed on the way.
 
-Used by :mod:`ragmeter.partitioned_trec`. A file whose lines or words the readers would cut
-elsewhere than at newlines and blanks raises :class:`NotSplittable` (see :func:`_check_lines`).
+Used by :mod:`ragmeter.partitioned_trec`. Lines end at ``\\n`` and words at ASCII blanks, exactly
+where the readers (:mod:`ragmeter.io.trec_exact`) cut them; a compressed file raises
+:class:`NotSplittable` (it is evaluated in one piece).
 
 >>> parts = split_block(b"q1 0 a 1\\nq2 0 b 1\\nq1 0 c 0\\n", 4).line_parts.tolist()
 >>> parts[0] == parts[2], len(parts)
@@ -28,6 +29,7 @@ from numpy.lib.stride_tricks import sliding_window_view
 from numpy.typing import NDArray
 
 from ragmeter.io.docnos import concat_ranges
+from ragmeter.io.text_files import compression_of
 
 if TYPE_CHECKING:
     from ragmeter.executors.base import Shared
@@ -41,8 +43,6 @@ TOPIC_KEY_BYTES = 32
 
 _WHITESPACE = np.zeros(256, dtype=bool)
 _WHITESPACE[[9, 10, 11, 12, 13, 32]] = True
-_ODD_CONTROL = np.zeros(256, dtype=bool)
-_ODD_CONTROL[[0x0B, 0x0C, 0x1C, 0x1D, 0x1E, 0x1F]] = True
 _MIX = np.uint64(0x9E3779B97F4A7C15)
 _FMIX_1 = np.uint64(0xFF51AFD7ED558CCD)
 _FMIX_2 = np.uint64(0xC4CEB9FE1A85EC53)
@@ -85,7 +85,6 @@ def split_block(block: bytes, parts: int) -> BlockSplit:
     >>> split.ranges == [(0, 0, len(block))], split.line_parts.tolist()  # 3 kept lines, one range
     (True, [0, 0, 0])
     """
-    _check_lines(block)
     buf = np.frombuffer(block, dtype=np.uint8)
     newline = np.flatnonzero(buf == 10)
     starts = np.zeros(len(newline), dtype=np.int64)
@@ -181,32 +180,6 @@ def _topic_hash(buf: NDArray[np.uint8], token: NDArray[np.int64]) -> NDArray[np.
     return _fmix(digest)
 
 
-def _check_lines(block: bytes) -> None:
-    """Raise :class:`NotSplittable` when the readers could see other lines or words than newlines and blanks give.
-
-    The exact reader splits lines with ``str.splitlines()`` and fields with ``str.split()``,
-    which also break at a lone carriage return, vertical tab, form feed, ``\\x1c``-``\\x1f``
-    and some non-ASCII characters (U+0085, U+00A0, U+1680, U+2000-U+200A, U+2028, U+2029,
-    U+202F, U+205F, U+3000). Files with them are evaluated in one piece.
-    """
-    if len(block.translate(None, b"\x0b\x0c\x1c\x1d\x1e\x1f")) != len(block):
-        raise NotSplittable("control characters the readers split on")
-    returns = block.count(b"\r")
-    if returns and returns != block.count(b"\r\n"):
-        raise NotSplittable("a carriage return that is not part of a line end")
-    if block.isascii():
-        return
-    buf = np.frombuffer(block, dtype=np.uint8)
-    b0, b1, b2 = buf[:-2], buf[1:-1], buf[2:]
-    odd = (b0 == 0xC2) & ((b1 == 0x85) | (b1 == 0xA0))
-    odd |= (b0 == 0xE1) & (b1 == 0x9A) & (b2 == 0x80)
-    odd |= (b0 == 0xE2) & (b1 == 0x80) & (((b2 >= 0x80) & (b2 <= 0x8A)) | np.isin(b2, (0xA8, 0xA9, 0xAF)))
-    odd |= (b0 == 0xE2) & (b1 == 0x81) & (b2 == 0x9F)
-    odd |= (b0 == 0xE3) & (b1 == 0x80) & (b2 == 0x80)
-    if bool(odd.any()):
-        raise NotSplittable("Unicode whitespace")
-
-
 class _Sink:
     """Per partition: bytes gathered, shipped in chunks of :data:`FLUSH_BYTES`."""
 
@@ -229,9 +202,13 @@ class _Sink:
 
 
 def _blocks(path: Path, block_bytes: int, digest: Any) -> Iterator[bytes]:
-    """The file in blocks of whole lines (the last one given its newline); ``digest`` sees every byte."""
+    """The file in blocks of whole lines (the last one given its newline); ``digest`` sees every byte.
+
+    A leading UTF-8 byte-order mark is dropped (the readers drop it too).
+    """
     carry = b""
     with path.open("rb") as handle:
+        first = True
         while True:
             chunk = handle.read(block_bytes)
             digest.update(chunk)
@@ -240,6 +217,8 @@ def _blocks(path: Path, block_bytes: int, digest: Any) -> Iterator[bytes]:
                     yield carry if carry.endswith(b"\n") else carry + b"\n"
                 return
             data = carry + chunk if carry else chunk
+            if first:
+                data, first = data.removeprefix(b"\xef\xbb\xbf"), False
             cut = data.rfind(b"\n") + 1
             if cut == 0:
                 carry = data
@@ -261,6 +240,8 @@ def split_by_topic(
     ``share`` ships a partition's bytes (``executor.share``); ``keep_rows`` records each
     line's row in the whole file (the qrels: topic order is the order of first judgments).
     """
+    if compression_of(Path(path)) is not None:
+        raise NotSplittable("a compressed file")
     digest = hashlib.sha256()
     sink = _Sink(parts, share)
     lines = [0] * parts

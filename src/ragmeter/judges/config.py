@@ -19,11 +19,12 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from ragmeter.errors import ConfigError
 from ragmeter.io.records import describe_validation_error, read_structured
 from ragmeter.redaction import register_secret
+from ragmeter.schema.strict_numbers import NumbersModel
 from ragmeter.schema.urls import check_http_url
 
 DEFAULT_CACHE_PATH = ".ragmeter/judge_cache.sqlite"
@@ -32,7 +33,7 @@ DEFAULT_CACHE_PATH = ".ragmeter/judge_cache.sqlite"
 VERSION_PATTERN = r"^v[0-9]+[a-z0-9-]*$"
 
 
-class Price(BaseModel):
+class Price(NumbersModel):
     """US dollars per million tokens for one model."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
@@ -41,7 +42,7 @@ class Price(BaseModel):
     output_per_mtok: float = Field(ge=0)
 
 
-class ReliabilityConfig(BaseModel):
+class ReliabilityConfig(NumbersModel):
     """``judge.reliability``: re-judge a seeded random subset with a second judge.
 
     The second judge differs from the first by ``model`` (Option A of the spec)
@@ -74,7 +75,7 @@ class ReliabilityConfig(BaseModel):
         return None if value is None else check_http_url(value).rstrip("/")
 
 
-class BertScoreConfig(BaseModel):
+class BertScoreConfig(NumbersModel):
     """``judge.bertscore``: the offline BERTScore coverage check.
 
     ``model`` is ``all-MiniLM-L6-v2`` (the weights shipped in the
@@ -95,7 +96,7 @@ class BertScoreConfig(BaseModel):
         return self.thresholds.get(self.model)
 
 
-class JudgeConfig(BaseModel):
+class JudgeConfig(NumbersModel):
     """``judge:`` — one OpenAI-compatible endpoint and how to call it."""
 
     model_config = ConfigDict(extra="forbid")

@@ -18,6 +18,7 @@ answers (:func:`ragmeter.judges.answers.judge_answers`):
 from __future__ import annotations
 
 import difflib
+import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -169,8 +170,10 @@ def load_eval_judge_config(
     >>> cfg.model, cfg.max_cost_usd
     ('m', 0.5)
     """
-    if max_cost is not None and (isinstance(max_cost, bool) or not max_cost > 0):
-        raise ConfigError(f"the judge budget (--max-cost / max_cost) must be > 0 USD, got {max_cost!r}")
+    if max_cost is not None and (isinstance(max_cost, bool) or not 0 < max_cost < math.inf):
+        raise ConfigError(
+            f"the judge budget (--max-cost / max_cost) must be a finite number > 0 USD, got {max_cost!r}"
+        )
     if judge is False:
         return None
     if judge is True:

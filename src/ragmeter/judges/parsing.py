@@ -41,7 +41,7 @@ def json_objects(text: str) -> list[dict[str, Any]]:
     stripped = text.strip()
     try:
         whole = json.loads(stripped)
-    except (json.JSONDecodeError, RecursionError):
+    except (ValueError, RecursionError):  # not JSON, or too deep or long to read
         whole = None
     if isinstance(whole, dict):
         return [whole]
@@ -49,7 +49,7 @@ def json_objects(text: str) -> list[dict[str, Any]]:
     for block in _FENCE.findall(text):
         try:
             value = json.loads(block.strip())
-        except (json.JSONDecodeError, RecursionError):
+        except (ValueError, RecursionError):  # not JSON, or too deep or long to read
             continue
         if isinstance(value, dict):
             found.append(value)
@@ -63,7 +63,7 @@ def json_objects(text: str) -> list[dict[str, Any]]:
             break
         try:
             value, end = decoder.raw_decode(text, start)
-        except (json.JSONDecodeError, RecursionError):
+        except (ValueError, RecursionError):  # not JSON, or too deep or long to read
             index = start + 1
             continue
         if isinstance(value, dict):

@@ -25,9 +25,9 @@ from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 
-import yaml
-
-from ragmeter.errors import ConfigError
+from ragmeter.errors import ConfigError, InputError
+from ragmeter.io.jsonyaml import TEXT_FIELDS, load_yaml
+from ragmeter.io.text_files import read_text
 
 DEFAULT_VERSIONS: dict[str, str] = {
     "groundedness": "v1",
@@ -64,7 +64,10 @@ class PromptTemplate:
         end = text.find("\n---\n", 4)
         if end < 0:
             raise ConfigError("front matter is not closed with '---'", where=source)
-        meta = yaml.safe_load(text[4:end]) or {}
+        try:  # a leading newline: the front matter's lines are the file's (it starts on line 2)
+            meta = load_yaml("\n" + text[4:end], source=source, text_fields=TEXT_FIELDS | {"version"}) or {}
+        except InputError as exc:
+            raise ConfigError(exc.message, where=exc.where) from None
         if not isinstance(meta, dict) or not {"id", "version"} <= set(meta):
             raise ConfigError("front matter needs 'id' and 'version'", where=source)
         body = text[end + 5 :]
@@ -126,9 +129,8 @@ def load_prompt(prompt_id: str, version: str, *, prompts_dir: str | Path | None 
     if prompts_dir is not None:
         candidate = Path(prompts_dir) / name
         if candidate.is_file():
-            return _checked(
-                PromptTemplate.parse(candidate.read_text(encoding="utf-8"), source=str(candidate))
-            )
+            text = read_text(candidate).replace("\r\n", "\n")  # UTF-8 (a BOM is fine), CRLF is fine
+            return _checked(PromptTemplate.parse(text, source=str(candidate)))
     resource = resources.files("ragmeter.judges").joinpath("prompts", name)
     if not resource.is_file():
         raise ConfigError(

@@ -27,8 +27,13 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any
 
+from pydantic import ValidationError
+
 from ragmeter.errors import ConfigError, InputError
 from ragmeter.io.atomic import AppendLog, drop_torn_line
+from ragmeter.io.jsonyaml import JsonError, json_lines, loads_json, parse_json
+from ragmeter.io.records import describe_validation_error
+from ragmeter.io.text_files import decode_text
 from ragmeter.judges.results import JudgeOutcome
 
 LOG_SCHEMA = "ragmeter.judge-log/1"
@@ -85,35 +90,41 @@ class RunLog:
 
 
 def _read(path: Path, fingerprint: str, notes: list[str]) -> dict[str, JudgeOutcome]:
+    raw = path.read_bytes()
+    cut = raw.rfind(b"\n") + 1  # a last line without its newline was cut short (killed mid-write)
+    lines = list(json_lines(decode_text(raw[:cut], source=str(path))))
+    if not lines and not raw.strip():
+        return {}
     try:
-        lines = path.read_bytes().decode("utf-8").split("\n")
-    except UnicodeDecodeError as exc:
-        raise InputError(f"not UTF-8 text (byte {exc.start})", where=str(path)) from None
-    try:
-        head = json.loads(lines[0])
-    except json.JSONDecodeError:
+        head = parse_json(lines[0][1]) if lines else None
+    except JsonError:
         head = None
     if not isinstance(head, dict) or head.get("schema") != LOG_SCHEMA:
-        raise InputError(f"not a ragmeter judge log (expected a {LOG_SCHEMA} header)", where=f"{path}:1")
+        raise InputError(
+            f"not a ragmeter judge log (expected a {LOG_SCHEMA} header)",
+            where=f"{path}:{lines[0][0] if lines else 1}",
+        )
     if head.get("fingerprint") != fingerprint:
         raise ConfigError(
             "this judge log was written with a different judge setup (endpoint, model, decoding or prompts);"
             " start a new log or resume with the original setup",
             where=str(path),
         )
-    dropped = drop_torn_line(path)  # a last line cut short by a kill: made again, not misread
+    done: dict[str, JudgeOutcome] = {}
+    for lineno, line in lines[1:]:
+        value = loads_json(line, source=str(path), line=lineno)
+        if not isinstance(value, dict):
+            raise InputError("unreadable outcome line (not a JSON object)", where=f"{path}:{lineno}")
+        value.pop("kind", None)
+        try:
+            outcome = JudgeOutcome.model_validate(value)
+        except ValidationError as exc:
+            problem = describe_validation_error(exc)
+            raise InputError(f"unreadable outcome line ({problem})", where=f"{path}:{lineno}") from None
+        done[outcome.key] = outcome
+    # A last line cut short by a kill (``lines`` stops before it) is made again, not misread;
+    # it is cut only once the rest has been read, so a log refused above is left as it was.
+    dropped = drop_torn_line(path)
     if dropped is not None:
         notes.append(f"judge: {dropped}; that judgement is made again")
-        lines.pop()
-    done: dict[str, JudgeOutcome] = {}
-    for lineno, line in enumerate(lines[1:], start=2):
-        if not line.strip():
-            continue
-        try:
-            value = json.loads(line)
-            value.pop("kind", None)
-            outcome = JudgeOutcome.model_validate(value)
-        except (json.JSONDecodeError, ValueError, AttributeError) as exc:
-            raise InputError(f"unreadable outcome line ({exc})", where=f"{path}:{lineno}") from None
-        done[outcome.key] = outcome
     return {key: o for key, o in done.items() if not o.retryable}

@@ -60,6 +60,7 @@ def match_ids(samples: list[Sample], outputs: Mapping[str, SystemOutput]) -> Mat
     warnings: list[str] = []
     missing: list[str] = []
     ranked_gains: list[list[float]] = []
+    ranked_judged: list[list[bool]] = []
     truth_gains: list[list[float]] = []
     texts: list[list[str | None]] = []
     for sample in samples:
@@ -78,14 +79,15 @@ def match_ids(samples: list[Sample], outputs: Mapping[str, SystemOutput]) -> Mat
                         f"retrieved item at rank {rank} has no 'id', needed to match expected_output",
                         where=f"sample {sample.id!r}",
                     )
+        listed = [
+            item.id is not None and pos not in repeats and item.id in truth for pos, item in enumerate(items)
+        ]
         ranked_gains.append(
-            [
-                truth.get(item.id, 0.0) if item.id is not None and pos not in repeats else 0.0
-                for pos, item in enumerate(items)
-            ]
+            [truth[str(item.id)] if known else 0.0 for known, item in zip(listed, items, strict=True)]
         )
+        ranked_judged.append(listed)
         truth_gains.append(list(truth.values()))
         texts.append([item.text for item in items])
-    table = RelevanceTable.from_lists([s.id for s in samples], ranked_gains, truth_gains)
+    table = RelevanceTable.from_lists([s.id for s in samples], ranked_gains, truth_gains, ranked_judged)
     answers = [s.metadata.expected_answers() for s in samples]
     return MatchedRanking(table, texts, answers, missing, warnings)

@@ -40,7 +40,7 @@ from numpy.typing import NDArray
 
 from ragmeter.io.docnos import Docnos, concat_ranges, docno_words, paired_words
 from ragmeter.io.trec_tables import TrecQrels, TrecRun, judged_lines
-from ragmeter.metrics.relevance import RelevanceTable
+from ragmeter.metrics.relevance import JUDGED, NOT_JUDGED, POOLED_UNJUDGED, JudgedArray, RelevanceTable
 
 
 @dataclass
@@ -63,12 +63,13 @@ def match_trec(qrels: TrecQrels, run: TrecRun, *, complete: bool = False) -> Mat
         warnings.append(
             f"{run.path}: {n_ignored} run topic(s) have no judgments in the qrels and were ignored"
         )
-    # Per line of the file: its judgment.
-    line_gain = _judged_gains(qrels, run, run_to_qrels)
+    # Per line of the file: its judgment, and whether it has one.
+    line_gain, line_judged = _judged_gains(qrels, run, run_to_qrels)
 
     # The evaluated lines in trec_eval's order, grouped by qrels topic.
     order = _trec_order(run, run_to_qrels, len(qrels.topics))
     gains = order.apply(line_gain, in_place=True)
+    judged = order.apply(line_judged, in_place=True)
     counts = order.counts
     n_dup = 0
     if not run.unique_pairs:
@@ -77,6 +78,7 @@ def match_trec(qrels: TrecQrels, run: TrecRun, *, complete: bool = False) -> Mat
         if first is not None:
             n_dup = len(first) - int(np.count_nonzero(first))
             gains[~first] = 0.0  # the copy keeps its rank slot and scores nothing
+            judged[~first] = NOT_JUDGED
             warnings.append(
                 f"{run.path}: {n_dup} repeated (topic, docno) line(s); each document counted once, "
                 "at its first rank (a copy keeps its rank slot and scores 0)"
@@ -97,26 +99,35 @@ def match_trec(qrels: TrecQrels, run: TrecRun, *, complete: bool = False) -> Mat
     offsets = np.zeros(len(evaluated) + 1, dtype=np.int64)
     np.cumsum(counts[evaluated], out=offsets[1:])
 
-    ideal_offsets, ideal_gains = _ideal(qrels, evaluated)
+    ideal_offsets, ideal_gains, judged_zero = _ideal(qrels, evaluated)
     table = RelevanceTable(
         query_ids=[qrels.topics[i] for i in evaluated],
         offsets=offsets,
         gains=gains,
         ideal_offsets=ideal_offsets,
         ideal_gains=ideal_gains,
+        judged=judged,
+        judged_zero=judged_zero,
     )
     return MatchedTrec(table, n_ignored, missing, n_dup, warnings)
 
 
-def _judged_gains(qrels: TrecQrels, run: TrecRun, run_to_qrels: NDArray[np.int32]) -> NDArray[np.float64]:
-    """The judgment of each run line's (topic, docno); 0 when unjudged or the topic is ignored."""
+def _judged_gains(
+    qrels: TrecQrels, run: TrecRun, run_to_qrels: NDArray[np.int32]
+) -> tuple[NDArray[np.float64], JudgedArray]:
+    """Each run line's judgment (0 when unjudged or the topic is ignored) and judged status.
+
+    The status is :attr:`~ragmeter.metrics.relevance.RelevanceTable.judged`'s.
+    """
     gains = np.zeros(len(run), dtype=np.float64)
     if run.judged is not None and run.judged[0] is qrels:  # looked up while reading
         lines, judgment = run.judged[1], run.judged[2]
     else:
         lines, judgment = judged_lines(qrels, run.pair_keys(), run.topic_code, run_to_qrels, run.docno)
-    gains[lines] = qrels.rel[judgment]
-    return gains
+    gains[lines] = values = qrels.rel[judgment]
+    judged = np.zeros(len(run), dtype=np.int8)
+    judged[lines] = np.where(values < 0, POOLED_UNJUDGED, JUDGED)
+    return gains, judged
 
 
 @dataclass(frozen=True)
@@ -290,15 +301,21 @@ def _first_occurrences(
     return keep
 
 
-def _ideal(qrels: TrecQrels, evaluated: NDArray[np.int64]) -> tuple[NDArray[np.int64], NDArray[np.float64]]:
-    """Positive judgments of the evaluated topics, sorted descending within each topic."""
+def _ideal(
+    qrels: TrecQrels, evaluated: NDArray[np.int64]
+) -> tuple[NDArray[np.int64], NDArray[np.float64], NDArray[np.int64]]:
+    """Positive judgments of the evaluated topics, sorted descending within each topic.
+
+    Also the number of judgments of 0 per topic.
+    """
     position = np.full(len(qrels.topics), -1, dtype=np.int64)
     position[evaluated] = np.arange(len(evaluated))
     row_q = position[qrels.topic_code]
+    zero = np.bincount(row_q[(qrels.rel == 0) & (row_q >= 0)], minlength=len(evaluated)).astype(np.int64)
     mask = (qrels.rel > 0) & (row_q >= 0)
     q, g = row_q[mask], qrels.rel[mask]
     order = np.lexsort((-g, q))
     q, g = q[order], g[order]
     offsets = np.zeros(len(evaluated) + 1, dtype=np.int64)
     np.cumsum(np.bincount(q, minlength=len(evaluated)), out=offsets[1:])
-    return offsets, g.astype(np.float64)
+    return offsets, g.astype(np.float64), zero

@@ -8,8 +8,10 @@ one kernel function, one entry here and one test.
 'precision@10'
 >>> resolve_metric("ndcg").name       # plain ndcg: k from the precedence rule
 'ndcg@k'
->>> resolve_metric("recall").name     # plain recall: the whole returned list
-'recall'
+>>> resolve_metric("recall").name, resolve_metric("recall@all").name   # NAME@all: the whole list
+('recall@k', 'recall@all')
+>>> resolve_metric("P(rel=2)@5").name, resolve_metric("set_F.0.5").name
+('precision(rel=2)@5', 'set_f(beta=0.5)')
 >>> resolve_metric("recall_all").name, resolve_metric("latency_p95.retrieval").name
 ('recall_all@k', 'latency_p95.retrieval')
 >>> get_metric("groundedness").needs, resolve_metric("fuzzy").name
@@ -18,21 +20,30 @@ one kernel function, one entry here and one test.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Literal
 
 from ragmeter.errors import MetricNameError
-from ragmeter.metrics import judged, operational, rag, ranking
+from ragmeter.metrics import interpolated, judged, judgments, operational, rag, ranking
 from ragmeter.metrics.containment import containment
 from ragmeter.metrics.inputs import SampleScores, ScoringInput
-from ragmeter.metrics.names import DEFAULT_K, MetricName, parse_metric_name, register_family
+from ragmeter.metrics.names import (
+    ALL_K,
+    DEFAULT_K,
+    MetricName,
+    ParamSpec,
+    parse_metric_name,
+    register_family,
+)
 from ragmeter.metrics.relevance import FloatArray, Int64Array, Ranked
 
 Kernel = Callable[[ScoringInput, Int64Array | None], FloatArray]
 SampleKernel = Callable[[ScoringInput, Int64Array | None, MetricName], SampleScores]
 Cutoff = Literal["default", "optional", "none"]
 Needs = Literal["relevant", "answer", "sample", "judge"]
+Aggregate = Literal["mean", "sum", "geometric"]
 
 
 @dataclass(frozen=True)
@@ -46,12 +57,19 @@ class PerSample:
 
 
 @dataclass(frozen=True)
+class WithParam:
+    """A ranking kernel that also takes the family's own parameter (:class:`ParamSpec`)."""
+
+    fn: Callable[[Ranked, Int64Array | None, float], FloatArray]
+
+
+@dataclass(frozen=True)
 class MetricDef:
     """Everything ragmeter knows about one metric family."""
 
     family: str
     aliases: tuple[str, ...]
-    kernel: Kernel | PerSample
+    kernel: Kernel | PerSample | WithParam
     cutoff: Cutoff
     """``default``: a plain name takes k by precedence; ``optional``: a plain name means no
     cutoff; ``none``: the metric takes no cutoff."""
@@ -75,6 +93,11 @@ class MetricDef:
     """True when the name takes a ``.qualifier`` (the timings stage of ``latency_p50.retrieval``)."""
     fields: tuple[str, ...] = ()
     """The sample / ``output.`` fields a per-sample metric reads (for docs and error messages)."""
+    aggregate: Aggregate = "mean"
+    """How per-query values combine: their mean, their sum (counts, as trec_eval sums them) or
+    their geometric mean (each value floored at 0.00001, as trec_eval's gm_map)."""
+    param: ParamSpec | None = None
+    """The family's own parameter (a :class:`WithParam` kernel reads it)."""
     upper: float | None = 1.0
     """The largest value the metric takes (``None``: unbounded); every metric is >= 0. A gate
     threshold outside the range could never fire, so it is an error."""
@@ -115,9 +138,9 @@ METRICS: tuple[MetricDef, ...] = (
         "recall",
         ("r",),
         _ranking(ranking.recall),
-        "optional",
+        "default",
         "relevant",
-        "recall@k = |D_k ∩ Rel| / |Rel|   (no cutoff: the whole returned list)",
+        "recall@k = |D_k ∩ Rel| / |Rel|   (recall@all: the whole returned list)",
         "Fraction of all relevant items that made the top k.",
         trec_name="recall_{k}",
     ),
@@ -183,6 +206,17 @@ METRICS: tuple[MetricDef, ...] = (
         trec_name="map_cut_{k}",
     ),
     MetricDef(
+        "gm_map",
+        ("gmap", "gm_ap"),
+        _ranking(ranking.average_precision),
+        "optional",
+        "relevant",
+        "per query AP; aggregate exp(mean(log(max(AP, 0.00001))))",
+        "Geometric mean of AP: rewards consistency over topics (trec_eval gm_map).",
+        trec_name="gm_map",
+        aggregate="geometric",
+    ),
+    MetricDef(
         "r-precision",
         ("rprec", "r_precision", "r-prec"),
         _ranking(ranking.r_precision),
@@ -191,6 +225,188 @@ METRICS: tuple[MetricDef, ...] = (
         "R-precision = |D_R ∩ Rel| / R,  R = |Rel|",
         "Precision at rank R, the number of relevant items.",
         trec_name="Rprec",
+    ),
+    MetricDef(
+        "ndcg_exp",
+        ("ndcg_burges", "ndcg-exp"),
+        _ranking(ranking.ndcg_exp),
+        "default",
+        "relevant",
+        "nDCG@k with gains 2^g - 1 (ideal from all ground truth, cut at k); 0 when the ideal DCG is 0",
+        "Graded ranking quality with exponential gains (ranx ndcg_burges, ir_measures nDCG(dcg=exp-log2)).",
+        binary=False,
+    ),
+    MetricDef(
+        "dcg",
+        (),
+        _ranking(ranking.dcg),
+        "default",
+        "relevant",
+        "DCG@k = Σ_{i≤k} g_i / log2(i+1)",
+        "Discounted cumulative gain, not normalised (ranx dcg).",
+        binary=False,
+        upper=None,
+    ),
+    MetricDef(
+        "dcg_exp",
+        ("dcg_burges", "dcg-exp"),
+        _ranking(ranking.dcg_exp),
+        "default",
+        "relevant",
+        "DCG@k = Σ_{i≤k} (2^g_i - 1) / log2(i+1)",
+        "Discounted cumulative gain with exponential gains (ranx dcg_burges).",
+        binary=False,
+        upper=None,
+    ),
+    MetricDef(
+        "hits",
+        (),
+        _ranking(ranking.num_rel_ret),
+        "default",
+        "relevant",
+        "hits@k = |D_k ∩ Rel| (a count; the aggregate is its mean, as in ranx)",
+        "How many relevant items made the top k (ranx hits; not hit@k, which is 0 or 1).",
+        upper=None,
+    ),
+    MetricDef(
+        "f1",
+        ("f1_score",),
+        _ranking(ranking.f1),
+        "default",
+        "relevant",
+        "f1@k = 2 P@k R@k / (P@k + R@k)",
+        "Harmonic mean of precision@k and recall@k (ranx f1).",
+    ),
+    MetricDef(
+        "set_p",
+        ("setp", "set_precision"),
+        _ranking(ranking.set_precision),
+        "none",
+        "relevant",
+        "|D ∩ Rel| / |D| over the whole returned list D (0 for an empty list)",
+        "Precision of the returned set (trec_eval set_P, ir_measures SetP).",
+        trec_name="set_P",
+    ),
+    MetricDef(
+        "set_recall",
+        ("setr", "set_r"),
+        _ranking(ranking.set_recall),
+        "none",
+        "relevant",
+        "|D ∩ Rel| / |Rel| over the whole returned list D",
+        "Recall of the returned set (trec_eval set_recall, ir_measures SetR).",
+        trec_name="set_recall",
+    ),
+    MetricDef(
+        "set_f",
+        ("setf",),
+        WithParam(ranking.set_f),
+        "none",
+        "relevant",
+        "(β + 1) P R / (β P + R) over the whole returned list (0 with nothing relevant returned)",
+        "F-measure of the returned set; set_F.0.5 / SetF(beta=0.5) for β = 0.5 (trec_eval set_F).",
+        trec_name="set_F",
+        param=ParamSpec("beta", suffix=False, default=1.0),
+    ),
+    MetricDef(
+        "num_ret",
+        ("numret",),
+        _ranking(ranking.num_ret),
+        "none",
+        "relevant",
+        "|D| per query; aggregate: the sum over queries",
+        "Items returned (trec_eval num_ret: the summary is a sum).",
+        binary=False,
+        trec_name="num_ret",
+        aggregate="sum",
+        upper=None,
+    ),
+    MetricDef(
+        "num_rel",
+        ("numrel",),
+        _ranking(ranking.num_rel),
+        "none",
+        "relevant",
+        "|Rel| per query; aggregate: the sum over queries",
+        "Relevant items in the ground truth (trec_eval num_rel: the summary is a sum).",
+        trec_name="num_rel",
+        aggregate="sum",
+        upper=None,
+    ),
+    MetricDef(
+        "num_rel_ret",
+        ("numrelret",),
+        _ranking(ranking.num_rel_ret),
+        "none",
+        "relevant",
+        "|D ∩ Rel| per query; aggregate: the sum over queries",
+        "Relevant items returned (trec_eval num_rel_ret: the summary is a sum).",
+        trec_name="num_rel_ret",
+        aggregate="sum",
+        upper=None,
+    ),
+    MetricDef(
+        "bpref",
+        (),
+        _ranking(judgments.bpref),
+        "none",
+        "relevant",
+        "Σ_{r ∈ Rel ∩ D} (1 - min(|N above r|, R) / min(N, R)) / R, N = judged non-relevant",
+        "Binary preference: ranks relevant items above judged non-relevant ones; ignores unjudged items.",
+        trec_name="bpref",
+    ),
+    MetricDef(
+        "gm_bpref",
+        (),
+        _ranking(judgments.bpref),
+        "none",
+        "relevant",
+        "per query bpref; aggregate exp(mean(log(max(bpref, 0.00001))))",
+        "Geometric mean of bpref (trec_eval gm_bpref).",
+        trec_name="gm_bpref",
+        aggregate="geometric",
+    ),
+    MetricDef(
+        "infap",
+        ("inf_ap",),
+        _ranking(judgments.infap),
+        "none",
+        "relevant",
+        "inferred AP (Yilmaz & Aslam 2006) from a sampled pool; judgments < 0 are pooled but unjudged",
+        "AP estimated from incomplete, sampled judgments (trec_eval infAP).",
+        trec_name="infAP",
+    ),
+    MetricDef(
+        "judged",
+        ("judged_rate",),
+        _ranking(judgments.judged),
+        "default",
+        "relevant",
+        "|D_k ∩ Judged| / min(k, |D|)",
+        "Share of the top k with a judgment of any value (ir_measures Judged@k).",
+        binary=False,
+    ),
+    MetricDef(
+        "iprec_at_recall",
+        ("iprec",),
+        WithParam(lambda r, k, level: interpolated.iprec_at_recall(r, k, level)),
+        "none",
+        "relevant",
+        "max precision at or after the rank of the lround(level · R)-th relevant item",
+        "Interpolated precision at a recall level: iprec_at_recall_0.10 or IPrec@0.1 (trec_eval 10.0).",
+        trec_name="iprec_at_recall_{param}",
+        param=ParamSpec("recall", suffix=True, default=None, at=True),
+    ),
+    MetricDef(
+        "rprec_mult",
+        (),
+        WithParam(interpolated.rprec_mult),
+        "none",
+        "relevant",
+        "precision at (long)(m · R + 0.9)",
+        "Precision at a multiple m of R: rprec_mult_0.20 (trec_eval Rprec_mult).",
+        trec_name="Rprec_mult_{param}",
+        param=ParamSpec("multiple", suffix=True, default=None),
     ),
     MetricDef(
         "containment",
@@ -473,17 +689,20 @@ METRICS: tuple[MetricDef, ...] = (
 
 _BY_FAMILY = {m.family: m for m in METRICS}
 for _m in METRICS:
-    register_family(_m.family, _m.aliases, qualified=_m.qualified)
+    register_family(
+        _m.family, _m.aliases, qualified=_m.qualified, default_k=_m.cutoff == "default", param=_m.param
+    )
 
 
 @dataclass(frozen=True)
 class ResolvedMetric:
-    """A parsed name bound to its definition, and the spelling it was asked for by."""
+    """A parsed name bound to its definition, and the name as the user typed it."""
 
     spec: MetricName
     definition: MetricDef
     requested: str = ""
-    """The name as given (``nDCG@10``, ``recip_rank``, ``modified_precision``); provenance keeps it."""
+    """The spelling asked for (``nDCG@10``, ``recip_rank``), as given; results are shown under it
+    beside :attr:`name`, and provenance keeps it."""
 
     @property
     def name(self) -> str:
@@ -497,7 +716,7 @@ def get_metric(family: str) -> MetricDef:
 
 
 def resolve_metric(name: str) -> ResolvedMetric:
-    """Parse ``name`` and check the cutoff against the metric's rules.
+    """Parse ``name`` and check the cutoff and parameters against the metric's rules.
 
     >>> metric = resolve_metric("recip_rank")
     >>> metric.name, metric.requested
@@ -505,8 +724,26 @@ def resolve_metric(name: str) -> ResolvedMetric:
     """
     spec = parse_metric_name(name)
     definition = _BY_FAMILY[spec.family]
-    if definition.cutoff == "none" and spec.k is not None:
+    if definition.cutoff == "none" and spec.k not in (None, ALL_K):
         raise MetricNameError(f"metric {name!r}: {definition.family} takes no cutoff")
-    if definition.cutoff == "default" and spec.k is None:
-        spec = MetricName(spec.family, DEFAULT_K)
+    if spec.k == ALL_K:
+        spec = dataclasses.replace(spec, k=None)
+    elif definition.cutoff == "default" and spec.k is None:
+        spec = dataclasses.replace(spec, k=DEFAULT_K)
+    if spec.rel is not None and not (definition.binary and definition.needs == "relevant"):
+        raise MetricNameError(
+            f"metric {name!r}: {definition.family} takes no rel= (it does not read relevance levels)"
+        )
+    if spec.rel is not None and spec.rel < 1:
+        raise MetricNameError(f"metric {name!r}: rel must be >= 1, got {spec.rel}")
+    param = definition.param
+    if param is not None and spec.param is None:
+        if param.default is None:
+            example = (
+                f"{definition.family}_0.10" if param.suffix else f"{definition.family}({param.name}=0.5)"
+            )
+            raise MetricNameError(
+                f"metric {name!r}: {definition.family} needs its {param.name}, e.g. {example}"
+            )
+        spec = dataclasses.replace(spec, param=param.default)
     return ResolvedMetric(spec, definition, name.strip())

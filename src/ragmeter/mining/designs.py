@@ -29,10 +29,11 @@ from typing import Any, Literal, Protocol
 
 import numpy as np
 import numpy.typing as npt
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import ConfigDict, Field, field_validator
 
 from ragmeter.mining.stats import fisher3_all, holm, newcombe_interval, wilson_interval
 from ragmeter.mining.structures import Structure, StructurePosterior, structure_posterior
+from ragmeter.schema.strict_numbers import NumbersModel
 
 BoolMatrix = npt.NDArray[np.bool_]
 BoolVector = npt.NDArray[np.bool_]
@@ -59,7 +60,7 @@ OPERATING_CHARACTERISTICS = {
 }
 
 
-class BayesDesign(BaseModel):
+class BayesDesign(NumbersModel):
     """Parameters of the sequential Bayesian structure search (defaults of research/montecarlo.md §4.2)."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
@@ -107,7 +108,7 @@ class BayesDesign(BaseModel):
         return BayesRun(self, m)
 
 
-class FixedDesign(BaseModel):
+class FixedDesign(NumbersModel):
     """The design document's design: N trials, YES when Delta_P > threshold."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)

@@ -47,7 +47,6 @@ from pathlib import Path
 from typing import Annotated, Any, Literal
 
 from pydantic import (
-    BaseModel,
     ConfigDict,
     Field,
     PrivateAttr,
@@ -60,6 +59,7 @@ from ragmeter.errors import ConfigError
 from ragmeter.io.records import read_structured, unknown_key_message
 from ragmeter.judges.config import Price
 from ragmeter.mining.designs import BayesDesign, FixedDesign
+from ragmeter.schema.strict_numbers import NumbersModel
 from ragmeter.schema.urls import check_http_url
 
 NAME_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.-]*$"
@@ -76,7 +76,7 @@ def _as_text_id(value: Any) -> Any:
     return value
 
 
-class CorpusSpec(BaseModel):
+class CorpusSpec(NumbersModel):
     """Where candidate documents come from: installed packages (one doc per public class/function) or a file."""
 
     model_config = ConfigDict(extra="forbid")
@@ -93,7 +93,7 @@ class CorpusSpec(BaseModel):
         return self
 
 
-class LLMSolverSpec(BaseModel):
+class LLMSolverSpec(NumbersModel):
     """An LLM on an OpenAI-compatible chat-completions endpoint."""
 
     model_config = ConfigDict(extra="forbid")
@@ -120,7 +120,7 @@ class LLMSolverSpec(BaseModel):
         return check_http_url(value).rstrip("/")
 
 
-class PythonSolverSpec(BaseModel):
+class PythonSolverSpec(NumbersModel):
     """Your own solver: ``package.module:function`` called with one request dict per trial."""
 
     model_config = ConfigDict(extra="forbid")
@@ -136,7 +136,7 @@ class PythonSolverSpec(BaseModel):
 SolverSpec = Annotated[LLMSolverSpec | PythonSolverSpec, Field(discriminator="kind")]
 
 
-class AnswerValidatorSpec(BaseModel):
+class AnswerValidatorSpec(NumbersModel):
     """Compare the solver's answer with the question's expected answer(s)."""
 
     model_config = ConfigDict(extra="forbid")
@@ -147,7 +147,7 @@ class AnswerValidatorSpec(BaseModel):
     ignore_case: bool = Field(default=True, description="regex only (exact is case-sensitive)")
 
 
-class PytestValidatorSpec(BaseModel):
+class PytestValidatorSpec(NumbersModel):
     """Run the benchmark's tests on the solver's code, inside a sandbox."""
 
     model_config = ConfigDict(extra="forbid")
@@ -168,7 +168,7 @@ class PytestValidatorSpec(BaseModel):
 ValidatorSpec = Annotated[AnswerValidatorSpec | PytestValidatorSpec, Field(discriminator="kind")]
 
 
-class CandidatesSpec(BaseModel):
+class CandidatesSpec(NumbersModel):
     """How each question's candidate pool is built: seeded targets plus random distractors."""
 
     model_config = ConfigDict(extra="forbid")
@@ -178,7 +178,7 @@ class CandidatesSpec(BaseModel):
     max_pool: int = Field(default=30, ge=1, le=200)
 
 
-class QuestionSpec(BaseModel):
+class QuestionSpec(NumbersModel):
     """One question: the task, its ground truth and optional seeded targets."""
 
     model_config = ConfigDict(extra="forbid")
@@ -203,7 +203,7 @@ class QuestionSpec(BaseModel):
         return [self.answer] if isinstance(self.answer, str) else list(self.answer)
 
 
-class BenchmarkSpec(BaseModel):
+class BenchmarkSpec(NumbersModel):
     """One benchmark: questions, their ground truth and where candidates come from."""
 
     model_config = ConfigDict(extra="forbid")
@@ -221,7 +221,7 @@ class BenchmarkSpec(BaseModel):
         return f"{self.name}:{question.id}"
 
 
-class DesignSpec(BaseModel):
+class DesignSpec(NumbersModel):
     """``design:`` — ``bayes`` (default) or ``fixed``, with the design's parameters."""
 
     model_config = ConfigDict(extra="forbid")
@@ -230,7 +230,7 @@ class DesignSpec(BaseModel):
     params: dict[str, Any] = Field(default_factory=dict)
 
 
-class Registry(BaseModel):
+class Registry(NumbersModel):
     """A benchmark registry file, validated."""
 
     model_config = ConfigDict(extra="forbid")

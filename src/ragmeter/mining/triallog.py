@@ -37,6 +37,8 @@ from typing import Any
 
 from ragmeter.errors import ConfigError, InputError
 from ragmeter.io.atomic import AppendLog
+from ragmeter.io.jsonyaml import json_lines, loads_json
+from ragmeter.io.text_files import decode_text
 from ragmeter.redaction import redact_data
 
 SCHEMA = "ragmeter.mining.trials/1"
@@ -79,34 +81,36 @@ def read_log(path: Path) -> LogContents:
         data = path.read_bytes()
     except FileNotFoundError:
         raise InputError("trial log not found", where=str(path)) from None
+    except OSError as exc:
+        raise InputError(f"cannot read the trial log ({exc.strerror})", where=str(path)) from None
     cut = data.rfind(b"\n") + 1
     partial = cut < len(data)
-    lines = data[:cut].decode("utf-8", "replace").split("\n")[:-1]  # "\n" only: U+2028 is text
+    lines = list(json_lines(decode_text(data[:cut], source=str(path))))
     if not lines:
         raise InputError("trial log has no header line", where=str(path))
     records: list[dict[str, Any]] = []
-    for lineno, line in enumerate(lines, start=1):
-        if not line.strip():
-            continue
-        try:
-            value = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise InputError(f"invalid JSON ({exc.msg})", where=f"{path}:{lineno}") from None
+    for lineno, line in lines:
+        value = loads_json(line, source=str(path), line=lineno)
         if not isinstance(value, dict) or "type" not in value:
             raise InputError("each line must be an object with a 'type'", where=f"{path}:{lineno}")
         value["_line"] = lineno
         records.append(value)
     header = records[0]
     if header.get("type") != "header" or header.get("schema") != SCHEMA:
-        raise InputError(f"first line is not a {SCHEMA} header", where=f"{path}:1")
+        raise InputError(f"first line is not a {SCHEMA} header", where=f"{path}:{header['_line']}")
     contents = LogContents(
-        header=header, good_bytes=cut, dropped_partial_line=partial, complete_lines=len(lines)
+        header=header, good_bytes=cut, dropped_partial_line=partial, complete_lines=data.count(b"\n", 0, cut)
     )
     seen: dict[tuple[str, int], int] = {}
     for record in records[1:]:
         kind = record["type"]
         if kind == "trial":
-            key = (str(record.get("kind")), int(record.get("index", -1)))
+            index = record.get("index", -1)
+            if isinstance(index, bool) or not isinstance(index, int):
+                raise InputError(
+                    f"trial index must be a whole number, got {index!r}", where=f"{path}:{record['_line']}"
+                )
+            key = (str(record.get("kind")), index)
             if key in seen:
                 raise InputError(
                     f"trial {key[0]}/{key[1]} is logged twice (first at line {seen[key]})",

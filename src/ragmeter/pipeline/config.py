@@ -16,15 +16,17 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import ConfigDict, Field, ValidationError, model_validator
 
 from ragmeter.errors import ConfigError
+from ragmeter.metrics.names import MAX_K
 from ragmeter.pipeline.chunker import OversizePolicy
+from ragmeter.schema.strict_numbers import NumbersModel
 
 FolderMode = Literal["off", "on", "on_with_fallback"]
 
 
-class PipelineConfig(BaseModel):
+class PipelineConfig(NumbersModel):
     """Everything the reference pipeline can be told; every field but ``vault`` has a default."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
@@ -34,7 +36,7 @@ class PipelineConfig(BaseModel):
         default=None,
         description="Where built indexes are cached, one sub-folder per index_version; None: memory only.",
     )
-    k: int = Field(default=5, ge=1, description="Chunks to retrieve when answer() is given no k.")
+    k: int = Field(default=5, ge=1, le=MAX_K, description="Chunks to retrieve when answer() is given no k.")
     max_chunk_tokens: int = Field(default=200, ge=1, description="Largest chunk, in tokens.")
     min_chunk_tokens: int = Field(default=1, ge=1, description="Smaller chunks are skipped.")
     oversize: OversizePolicy = Field(

@@ -1,4 +1,4 @@
-"""Compare two runs query by query: mean difference, bootstrap CI, permutation p-value, corrections.
+"""Compare two runs query by query: mean difference, bootstrap CI, permutation p-value, corrections, power.
 
 Only queries scored in both runs are paired. Runs whose query sets differ are
 compared on the intersection, and the comparison says how many queries were
@@ -9,6 +9,11 @@ A metric whose aggregate is a percentile (``latency_p95``: the registry's
 candidate values are the percentiles over the paired queries, the delta is their
 difference, the interval a paired bootstrap of it and the p-value a paired
 randomisation test of it (``statistic`` says which: ``"mean"`` or ``"p95"``).
+
+With fewer non-zero differences than any test could call significant at ``alpha``
+(2 / 2^n > alpha: five at 0.05), a metric gets no p-value: :attr:`MetricComparison.untestable`
+says so instead. Each mean metric also says what the comparison could detect
+(:attr:`MetricComparison.power`, :mod:`ragmeter.report.power`) and its effect size d_z.
 
 >>> from ragmeter.results import EvalResult
 >>> def run(values):
@@ -22,17 +27,22 @@ randomisation test of it (``statistic`` says which: ``"mean"`` or ``"p95"``).
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Protocol
 
 import numpy as np
 from pydantic import BaseModel, Field
 
+from ragmeter.report import DEFAULT_RESAMPLES
+from ragmeter.report.power import ALPHA, POWER, Power, paired_power
 from ragmeter.report.stats import (
     benjamini_hochberg,
     bootstrap_ci,
+    effect_size,
     holm,
     paired_percentile_ci,
     paired_percentile_pvalue,
     permutation_pvalue,
+    too_few_to_test,
 )
 from ragmeter.results import EvalResult
 
@@ -104,10 +114,19 @@ class MetricComparison(BaseModel):
     ci_high: float | None
     p_value: float | None
     p_adjusted: float | None = None
+    significant: bool | None = None
+    """``p_adjusted < alpha``; ``None`` when the metric was not tested (:attr:`untestable`)."""
+    untestable: str | None = None
+    """Why there is no p-value: too few non-zero differences for any test to reach ``alpha``."""
+    effect_size: float | None = None
+    """d_z = mean difference / sd of the differences (``None`` for percentiles, or no spread)."""
+    power: Power | None = None
+    """What this comparison can detect (``None`` for percentiles)."""
     improved: list[QueryChange] = Field(default_factory=list)
     regressed: list[QueryChange] = Field(default_factory=list)
     n_improved: int = 0
     n_regressed: int = 0
+    n_unchanged: int = 0
 
 
 class Comparison(BaseModel):
@@ -121,6 +140,10 @@ class Comparison(BaseModel):
     correction: str
     confidence: float
     metrics: list[MetricComparison]
+    alpha: float = ALPHA
+    power: float = POWER
+    n_resamples: int = DEFAULT_RESAMPLES
+    seed: int = 0
     notes: list[str] = Field(default_factory=list)
     baseline_aggregate: dict[str, float | None] = Field(default_factory=dict)
     candidate_aggregate: dict[str, float | None] = Field(default_factory=dict)
@@ -141,6 +164,8 @@ def _compare_metric(
     confidence: float,
     n_resamples: int,
     seed: int,
+    alpha: float = ALPHA,
+    power: float = POWER,
 ) -> MetricComparison:
     hib = higher_is_better(metric)
     percentile = aggregate_percentile(metric)
@@ -161,10 +186,23 @@ def _compare_metric(
     base = np.array([p[1] for p in pairs])
     cand = np.array([p[2] for p in pairs])
     diffs = cand - base
+    changes = [QueryChange(id=q, baseline=b, candidate=c, delta=c - b) for q, b, c in pairs if c != b]
+    untestable = None
+    if too_few_to_test(len(changes), alpha=alpha):
+        untestable = (
+            f"too few non-zero differences ({len(changes)} of {len(pairs)} queries changed) "
+            f"to call anything significant at α = {alpha:g}"
+        )
+    p_value: float | None = None
+    power_info: Power | None = None
+    effect: float | None = None
     if percentile is None:
         base_value, cand_value, delta = float(base.mean()), float(cand.mean()), float(diffs.mean())
         low, high = bootstrap_ci(diffs, confidence=confidence, n_resamples=n_resamples, seed=seed)
-        p_value = permutation_pvalue(diffs, n_permutations=n_resamples, seed=seed)
+        if untestable is None:
+            p_value = permutation_pvalue(diffs, n_permutations=n_resamples, seed=seed)
+        power_info = paired_power(base, cand, alpha=alpha, power=power)
+        effect = effect_size(diffs)
     else:
         base_value = float(np.percentile(base, percentile))
         cand_value = float(np.percentile(cand, percentile))
@@ -172,8 +210,8 @@ def _compare_metric(
         low, high = paired_percentile_ci(
             base, cand, percentile, confidence=confidence, n_resamples=n_resamples, seed=seed
         )
-        p_value = paired_percentile_pvalue(base, cand, percentile, n_permutations=n_resamples, seed=seed)
-    changes = [QueryChange(id=q, baseline=b, candidate=c, delta=c - b) for q, b, c in pairs if c != b]
+        if untestable is None:
+            p_value = paired_percentile_pvalue(base, cand, percentile, n_permutations=n_resamples, seed=seed)
     better = sorted((ch for ch in changes if (ch.delta > 0) == hib), key=lambda ch: -abs(ch.delta))
     worse = sorted((ch for ch in changes if (ch.delta > 0) != hib), key=lambda ch: -abs(ch.delta))
     return MetricComparison(
@@ -187,11 +225,44 @@ def _compare_metric(
         ci_low=low,
         ci_high=high,
         p_value=p_value,
+        untestable=untestable,
+        effect_size=effect,
+        power=power_info,
         improved=better[:top],
         regressed=worse[:top],
         n_improved=len(better),
         n_regressed=len(worse),
+        n_unchanged=len(pairs) - len(changes),
     )
+
+
+CORRECTIONS = ("holm", "bh", "none")
+
+
+class Tested(Protocol):
+    """Anything with a p-value to correct: a metric of a comparison, a breakdown cell."""
+
+    p_value: float | None
+    p_adjusted: float | None
+    significant: bool | None
+
+
+def apply_correction(metrics: Sequence[Tested], correction: str, *, alpha: float) -> int:
+    """Adjust the p-values of every tested item together (one family) and mark the significant ones.
+
+    Returns the family size (the items that have a p-value).
+    """
+    if correction not in CORRECTIONS:
+        raise ValueError(f"correction must be 'holm', 'bh' or 'none', got {correction!r}")
+    tested = [m for m in metrics if m.p_value is not None]
+    pvals = [m.p_value for m in tested if m.p_value is not None]
+    adjusted = (
+        holm(pvals) if correction == "holm" else benjamini_hochberg(pvals) if correction == "bh" else pvals
+    )
+    for m, adj in zip(tested, adjusted, strict=True):
+        m.p_adjusted = adj
+        m.significant = adj < alpha
+    return len(tested)
 
 
 def compare_results(
@@ -202,12 +273,25 @@ def compare_results(
     baseline_label: str = "baseline",
     candidate_label: str = "candidate",
     confidence: float = 0.95,
-    n_resamples: int = 10_000,
+    n_resamples: int = DEFAULT_RESAMPLES,
     correction: str = "holm",
     top: int = 5,
     seed: int = 0,
+    alpha: float = ALPHA,
+    power: float = POWER,
 ) -> Comparison:
-    """Pair the per-query values of both runs and compare every shared metric."""
+    """Pair the per-query values of both runs and compare every shared metric.
+
+    The p-values of all metrics form one family for ``correction``; a metric is
+    ``significant`` when its adjusted p-value is below ``alpha``. ``power`` is the power
+    at which each metric's minimum detectable effect is given.
+    """
+    if not 0 < alpha < 1:
+        raise ValueError(f"alpha must be between 0 and 1 (exclusive), got {alpha}")
+    if not 0 < power < 1:
+        raise ValueError(f"power must be between 0 and 1 (exclusive), got {power}")
+    if correction not in CORRECTIONS:
+        raise ValueError(f"correction must be 'holm', 'bh' or 'none', got {correction!r}")
     shared = [q for q in baseline.per_query if q in candidate.per_query]
     only_b = len(baseline.per_query) - len(shared)
     only_c = len(candidate.per_query) - len(shared)
@@ -240,7 +324,16 @@ def compare_results(
             if b is not None and c is not None:
                 pairs.append((q, float(b), float(c)))
         compared.append(
-            _compare_metric(name, pairs, top=top, confidence=confidence, n_resamples=n_resamples, seed=seed)
+            _compare_metric(
+                name,
+                pairs,
+                top=top,
+                confidence=confidence,
+                n_resamples=n_resamples,
+                seed=seed,
+                alpha=alpha,
+                power=power,
+            )
         )
     if not any(m.n_pairs for m in compared):
         from ragmeter.errors import InputError
@@ -249,15 +342,7 @@ def compare_results(
             f"no query has a value for {', '.join(names)} in both {baseline_label} and {candidate_label}: "
             "nothing to compare"
         )
-    tested = [m for m in compared if m.p_value is not None]
-    if correction not in {"holm", "bh", "none"}:
-        raise ValueError(f"correction must be 'holm', 'bh' or 'none', got {correction!r}")
-    pvals = [m.p_value for m in tested if m.p_value is not None]
-    adjusted = (
-        holm(pvals) if correction == "holm" else benjamini_hochberg(pvals) if correction == "bh" else pvals
-    )
-    for m, adj in zip(tested, adjusted, strict=True):
-        m.p_adjusted = adj
+    apply_correction(compared, correction, alpha=alpha)
     return Comparison(
         baseline=baseline_label,
         candidate=candidate_label,
@@ -271,6 +356,10 @@ def compare_results(
         baseline_aggregate=dict(baseline.aggregate),
         candidate_aggregate=dict(candidate.aggregate),
         totals_only=_totals_only(baseline, candidate),
+        alpha=alpha,
+        power=power,
+        n_resamples=n_resamples,
+        seed=seed,
     )
 
 

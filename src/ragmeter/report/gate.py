@@ -14,6 +14,11 @@ changes by candidate total − baseline total (relative: over the baseline total
 ``ndcg@10<-0.02`` fails when nDCG@10 dropped by more than 0.02;
 ``error_rate>0.01`` fails when the candidate's error rate is above 1 %.
 
+A delta rule whose threshold is smaller than the change the test set can detect (the
+minimum detectable effect at α = 0.05 and 80% power, :mod:`ragmeter.report.power`) gets a
+warning (:attr:`RuleOutcome.warning`): with 34 questions a drop of 0.02 in hit@5 cannot be
+told from noise, and the warning says about how many questions would be needed.
+
 >>> r = parse_rule("ndcg@10<-0.02")
 >>> (r.metric, r.mode, r.op, r.threshold)
 ('ndcg@10', 'delta', '<', -0.02)
@@ -69,6 +74,8 @@ class RuleOutcome:
     value: float | None
     failed: bool
     reason: str
+    warning: str | None = None
+    """Set when the rule's threshold is below what the test set can detect (its MDE)."""
 
 
 def parse_rule(text: str) -> Rule:
@@ -190,7 +197,10 @@ def check_rules(
             note = " (totals only: no per-query values to test significance on)"
         elif hit and alpha is not None and rule.mode != "absolute" and paired is not None:
             p = paired.p_adjusted if paired.p_adjusted is not None else paired.p_value
-            if p is None:  # no query has the metric in both runs: nothing shows the change is noise
+            if p is None and paired.untestable:  # too few changed queries: no test could call it
+                significant = False
+                note = f" (not significant: {paired.untestable})"
+            elif p is None:  # no query has the metric in both runs: nothing shows the change is noise
                 note = " (no p-value: no query has the metric in both runs)"
             else:
                 significant = p < alpha
@@ -198,8 +208,53 @@ def check_rules(
         failed = hit and significant
         verdict = "FAIL" if failed else "ok"
         reason = f"{verdict}: {_describe(rule, value)} [{rule.text}]{note}"
-        outcomes.append(RuleOutcome(rule, value, failed, reason))
+        warning = None
+        if rule.mode != "absolute" and paired is not None and rule.metric not in comparison.totals_only:
+            warning = detectability_warning(rule, paired)
+        outcomes.append(RuleOutcome(rule, value, failed, reason, warning))
     return outcomes
+
+
+def detectability_warning(rule: Rule, paired: MetricComparison) -> str | None:
+    """A warning when a delta rule's threshold is below the comparison's minimum detectable effect.
+
+    ``None`` when the threshold can be detected (or the metric has no power estimate: percentiles).
+    """
+    power = paired.power
+    if power is None or paired.baseline_mean is None:
+        return None
+    size = abs(rule.threshold * paired.baseline_mean) if rule.mode == "relative" else abs(rule.threshold)
+    if size > 0 and power.detects(size):
+        return None
+    direction = "drop" if rule.threshold < 0 or (rule.threshold == 0 and rule.op in ("<", "<=")) else "rise"
+    n = power.n
+    if size == 0:
+        if power.mde is None:
+            return None
+        what = f"a {direction} in {rule.metric} smaller than {_short(power.mde)}"
+        return f"with {questions(n)} {what} cannot be told from noise [{rule.text}]"
+    shown = f"{abs(rule.threshold) * 100:g}% ({_short(size)})" if rule.mode == "relative" else _short(size)
+    text = f"with {questions(n)} a {direction} of {shown} in {rule.metric} cannot be told from noise"
+    needed = power.queries_for(size)
+    if needed is not None:
+        text += f"; about {questions(needed)} would be needed"
+    if power.mde is not None:
+        text += (
+            f" (the smallest change {questions(n)} detect with {power.power:.0%} power "
+            f"at α = {power.alpha:g} is {_short(power.mde)})"
+        )
+    elif power.reason:
+        text += f" ({power.reason})"
+    return f"{text} [{rule.text}]"
+
+
+def questions(n: int) -> str:
+    """``1 question``, ``1,200 questions``."""
+    return f"{n:,} question" + ("" if n == 1 else "s")
+
+
+def _short(value: float | None) -> str:
+    return "—" if value is None else f"{value:.3g}"
 
 
 def _nothing(rule: Rule, what: str) -> ConfigError:

@@ -7,7 +7,7 @@ panel per metric) and the per-query drill-down. The tables are rendered here;
 the queries are embedded once as compact JSON (:mod:`ragmeter.report.query_data`)
 and drawn by the page's script a page at a time, so 10,000 queries stay usable.
 
-Adding a view (the N-way compare view, for one): pass its data as
+Adding a view (the compare view is one: ``_compare.html.j2``, ``compare.js``): pass its data as
 ``views={"<key>": ...}`` (it reaches the script as ``DATA.<key>``), add a
 partial ``templates/_<key>.html.j2`` holding ``<section data-view="<key>">``,
 name it in :data:`SECTIONS`, and register ``window.ragmeterViews.<key> = function (root, DATA)``
@@ -43,6 +43,7 @@ from ragmeter.report.text_budget import dumps
 from ragmeter.report.units import is_operational, metric_direction, metric_unit
 
 SECTIONS = (
+    ("compare", "Compare"),
     ("summary", "Summary"),
     ("breakdowns", "Breakdowns"),
     ("operations", "Operations"),
@@ -55,7 +56,7 @@ SECTIONS = (
     ("provenance", "Provenance"),
 )
 """Every section in page order: its id (and partial ``_<id>.html.j2``) and its title."""
-SCRIPTS = ("report.js",)
+SCRIPTS = ("report.js", "compare.js")
 """The page's scripts, inlined in this order (``templates/``)."""
 HEADLINE_METRICS = 4
 """Metric columns of the query table (the most-scored quality metrics); the drill-down shows all."""

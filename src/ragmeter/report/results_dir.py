@@ -14,7 +14,6 @@ the report's curves.
 
 from __future__ import annotations
 
-import json
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -23,13 +22,9 @@ from typing import Any
 from pydantic import ValidationError
 
 from ragmeter.errors import InputError
-from ragmeter.io.records import (
-    DuplicateKeyError,
-    describe_validation_error,
-    loads_json,
-    read_jsonl,
-    read_text,
-)
+from ragmeter.io.jsonyaml import loads_json
+from ragmeter.io.records import describe_validation_error, read_jsonl
+from ragmeter.io.text_files import read_text
 from ragmeter.results import SCHEMA_VERSION, EvalResult
 
 MAX_ROWS = 2000
@@ -70,6 +65,8 @@ def load_results(path: str | Path, *, max_rows: int | None = MAX_ROWS) -> Loaded
     metrics_file = path if path.is_file() else path / "metrics.json"
     if not folder.exists():
         raise InputError("results folder not found", where=str(folder))
+    if metrics_file.is_dir():
+        raise InputError("is a directory, expected a file", where=str(metrics_file))
     if not metrics_file.is_file():
         raise InputError("no metrics.json here; is this a ragmeter results folder?", where=str(folder))
     data = _read_json_object(metrics_file)
@@ -87,7 +84,6 @@ def load_results(path: str | Path, *, max_rows: int | None = MAX_ROWS) -> Loaded
         result = EvalResult.model_validate(data, strict=True)
     except ValidationError as exc:
         raise InputError(describe_validation_error(exc), where=str(metrics_file)) from None
-    _check_finite(result, where=str(metrics_file))
     config_file = folder / "config.json"
     config = _read_json_object(config_file) if config_file.exists() else {}
     rows_file = folder / "per_query.jsonl"
@@ -99,33 +95,10 @@ def load_results(path: str | Path, *, max_rows: int | None = MAX_ROWS) -> Loaded
 
 def _read_json_object(path: Path) -> dict[str, Any]:
     """A JSON file holding one object; anything else is an :class:`InputError` naming the file."""
-    text = read_text(path)
-    try:
-        data = loads_json(text)
-    except json.JSONDecodeError as exc:
-        raise InputError(f"invalid JSON ({exc.msg})", where=f"{path}:{exc.lineno}") from None
-    except DuplicateKeyError as exc:
-        raise InputError(str(exc), where=str(path)) from None
+    data = loads_json(read_text(path), source=str(path))
     if not isinstance(data, dict):
         raise InputError(f"expected a JSON object, got {type(data).__name__}", where=str(path))
     return data
-
-
-def _bad_number(value: Any) -> bool:
-    return isinstance(value, float) and not math.isfinite(value)
-
-
-def _check_finite(result: EvalResult, *, where: str) -> None:
-    """NaN or infinity among the values: an unscored query is null, never NaN."""
-    for name, value in result.aggregate.items():
-        if _bad_number(value):
-            raise InputError(f"aggregate.{name}: {value} is not a value (unscored is null)", where=where)
-    for qid, values in result.per_query.items():
-        for name, value in values.items():
-            if _bad_number(value):
-                raise InputError(
-                    f"per_query[{qid!r}].{name}: {value} is not a value (unscored is null)", where=where
-                )
 
 
 def read_per_query_rows(

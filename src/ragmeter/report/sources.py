@@ -28,14 +28,14 @@ notes instead of leaving a silent blank.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from ragmeter.errors import RagmeterError
-from ragmeter.io.records import DuplicateKeyError, loads_json
+from ragmeter.io.jsonyaml import JsonError, json_lines, parse_json
+from ragmeter.io.text_files import read_bytes
 from ragmeter.schema.outputs import SystemOutput
 from ragmeter.schema.samples import Sample
 
@@ -54,17 +54,22 @@ class Sources:
 
 
 def iter_jsonl(path: Path) -> Iterator[dict[str, Any]]:
-    """The JSON objects of a JSON Lines file; blank and damaged lines (a repeated key too) are skipped."""
-    with path.open(encoding="utf-8") as handle:
-        for line in handle:
-            if not line.strip():
-                continue
-            try:
-                value = loads_json(line)
-            except (json.JSONDecodeError, DuplicateKeyError):
-                continue
-            if isinstance(value, dict):
-                yield value
+    """The JSON objects of a JSON Lines file (decompressed; lines end at ``\\n``).
+
+    An unreadable file, blank and damaged lines (a repeated key, ``NaN`` too) are skipped;
+    bytes that are not UTF-8 show as U+FFFD.
+    """
+    try:
+        text = read_bytes(path).decode("utf-8-sig", errors="replace")
+    except RagmeterError:
+        return
+    for _, line in json_lines(text):
+        try:
+            value = parse_json(line)
+        except JsonError:
+            continue
+        if isinstance(value, dict):
+            yield value
 
 
 def _named_file(candidates: list[Any], folder: Path) -> Path | None:

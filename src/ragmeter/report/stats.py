@@ -1,12 +1,18 @@
 """Paired statistics for comparing two runs over the same queries.
 
 All functions are pure and seeded: the same inputs and seed give the same
-numbers on every machine.
+numbers on every machine. Every resampling uses :data:`DEFAULT_RESAMPLES` unless told
+otherwise (the CLI, ``ragmeter.compare`` and ``ragmeter.testing`` alike).
 
 * :func:`bootstrap_ci` — percentile bootstrap confidence interval of the mean
   paired difference.
 * :func:`permutation_pvalue` — two-sided paired randomisation (sign-flip) test
-  of the mean difference; exact enumeration for small n, Monte Carlo otherwise.
+  of the mean difference: exact whenever the distribution of the sign patterns is small
+  enough to enumerate (always for binary values, where it is the exact McNemar test),
+  seeded Monte Carlo with p = (b + 1) / (B + 1) otherwise.
+* :func:`min_attainable_pvalue` and :func:`too_few_to_test` — whether any test could call
+  ``n`` non-zero differences significant at all.
+* :func:`effect_size` — the standardised mean difference d_z = mean(d) / sd(d).
 * :func:`paired_percentile_ci` and :func:`paired_percentile_pvalue` — the same two
   for the difference of a percentile (``latency_p95``), resampling and swapping whole pairs.
 * :func:`holm` and :func:`benjamini_hochberg` — multiple-comparison corrections.
@@ -16,17 +22,26 @@ numbers on every machine.
 0.125
 >>> holm([0.01, 0.04, 0.03])
 [0.03, 0.06, 0.06]
+>>> too_few_to_test(5, alpha=0.05), too_few_to_test(6, alpha=0.05)   # 2/32 > 0.05 >= 2/64
+(True, False)
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Sequence
 
 import numpy as np
 from numpy.typing import NDArray
 
+from ragmeter.report import DEFAULT_RESAMPLES
+
 EXACT_LIMIT = 16
-"""Up to this many non-zero differences the permutation test enumerates all 2^n sign patterns."""
+"""Up to this many differing pairs the percentile test enumerates all 2^n swap patterns."""
+EXACT_SUPPORT = 1 << 16
+"""The sign-flip test of the mean is exact while the distribution of the signed sums has at most
+this many distinct values: any 16 non-zero differences, and far more when they are whole multiples
+of a common step (0/1 metrics at any size, precision@10 up to thousands of queries)."""
 
 
 def _as_array(values: Sequence[float] | NDArray[np.float64]) -> NDArray[np.float64]:
@@ -42,7 +57,7 @@ def bootstrap_ci(
     diffs: Sequence[float] | NDArray[np.float64],
     *,
     confidence: float = 0.95,
-    n_resamples: int = 10_000,
+    n_resamples: int = DEFAULT_RESAMPLES,
     seed: int = 0,
 ) -> tuple[float, float]:
     """Percentile bootstrap interval for the mean of paired differences.
@@ -83,30 +98,33 @@ def _bootstrap_interval(
 def permutation_pvalue(
     diffs: Sequence[float] | NDArray[np.float64],
     *,
-    n_permutations: int = 10_000,
+    n_permutations: int = DEFAULT_RESAMPLES,
     seed: int = 0,
 ) -> float:
     """Two-sided p-value of the paired sign-flip test for a zero mean difference.
 
-    Zero differences carry no sign information and are dropped. With at most
-    :data:`EXACT_LIMIT` non-zero differences every sign pattern is enumerated
-    (an exact p-value); otherwise a seeded Monte Carlo estimate with the +1
-    correction, (b + 1) / (m + 1), is returned.
+    Zero differences carry no sign information and are dropped. The p-value is exact
+    whenever the distribution of the signed sums has at most :data:`EXACT_SUPPORT` values
+    (any 18 differences; any number of differences that take few distinct sizes — for 0/1
+    metrics it is the exact McNemar test on the discordant pairs); otherwise it is a
+    seeded Monte Carlo estimate with the +1 correction, (b + 1) / (m + 1), never 0.
 
     >>> permutation_pvalue([0.0, 0.0])
     1.0
+    >>> permutation_pvalue([1.0] * 9 + [-1.0] * 1)   # McNemar: 9 discordant pairs one way, 1 the other
+    0.021484375
     """
     arr = _as_array(diffs)
     arr = arr[arr != 0]
     n = len(arr)
     if n == 0:
         return 1.0
-    observed = abs(arr.sum())
-    tolerance = 1e-12 * max(1.0, float(np.abs(arr).sum()))
-    if n <= EXACT_LIMIT:
-        patterns = ((np.arange(1 << n)[:, None] >> np.arange(n)) & 1).astype(np.float64) * 2 - 1
-        sums = np.abs(patterns @ arr)
-        return float(np.count_nonzero(sums >= observed - tolerance) / len(sums))
+    scale = float(np.abs(arr).sum())
+    exact = _exact_sign_flip_pvalue(arr, scale)
+    if exact is not None:
+        return exact
+    observed = abs(float(arr.sum()))
+    tolerance = 1e-12 * max(1.0, scale)
     rng = np.random.default_rng(seed)
     extreme = 0
     chunk = max(1, 2_000_000 // n)
@@ -115,6 +133,113 @@ def permutation_pvalue(
         signs = rng.integers(0, 2, size=(size, n)).astype(np.float64) * 2 - 1
         extreme += int(np.count_nonzero(np.abs(signs @ arr) >= observed - tolerance))
     return (extreme + 1) / (n_permutations + 1)
+
+
+def _exact_sign_flip_pvalue(nonzero: NDArray[np.float64], scale: float) -> float | None:
+    """P(|sum of ±|d_i|| >= |sum of d_i|) under random signs, or ``None`` when the support is too large.
+
+    The sizes |d_i| are put on a common quantum (their approximate greatest common divisor:
+    0.1 for precision@10, 1 for 0/1 metrics) so that sums equal in exact arithmetic are equal
+    here; sizes with no common quantum go on a grid of 1e-10 of their total, and sums within
+    one grid step per difference count as equal. Differences of one size are grouped: a group
+    of ``c`` differences of size ``m`` adds ``m * (2j - c)`` with probability ``C(c, j) / 2^c``.
+    """
+    sizes = np.abs(nonzero)
+    quantum = _quantum(sizes)
+    grid = quantum if quantum is not None else 1e-10 * scale
+    slack = 0 if quantum is not None else len(sizes)
+    units = np.round(sizes / grid).astype(np.int64)
+    observed = abs(int(np.where(nonzero > 0, units, -units).sum()))
+    keys, counts = np.unique(units, return_counts=True)
+    bound = min(math.prod(c + 1 for c in counts.tolist()), 2 * int(units.sum()) + 1)
+    if bound > EXACT_SUPPORT:
+        return None
+    values: NDArray[np.int64] = np.zeros(1, dtype=np.int64)
+    probs: NDArray[np.float64] = np.ones(1, dtype=np.float64)
+    for key, count in zip(keys.tolist(), counts.tolist(), strict=True):
+        steps = np.arange(count + 1, dtype=np.int64)
+        merged = (values[:, None] + key * (2 * steps - count)[None, :]).ravel()
+        values, inverse = np.unique(merged, return_inverse=True)
+        weights = probs[:, None] * _binomial_half_pmf(count)[None, :]
+        probs = np.bincount(inverse.ravel(), weights=weights.ravel()).astype(np.float64)
+    return min(1.0, float(probs[np.abs(values) >= observed - slack].sum()))
+
+
+def _quantum(sizes: NDArray[np.float64]) -> float | None:
+    """The largest q of which every size is a whole multiple (to 1e-9 of the largest), if it is not tiny.
+
+    >>> _quantum(np.array([0.2, 0.5, 0.3])), _quantum(np.array([1.0, 2.0, 2.0]))
+    (0.1, 1.0)
+    >>> _quantum(np.array([0.2, 0.123456789])) is None
+    True
+    """
+    top = float(sizes.max())
+    tol = 1e-9 * top
+    quantum = 0.0
+    for size in np.unique(sizes).tolist():
+        a, b = max(quantum, size), min(quantum, size)
+        while b > tol:
+            remainder = math.fmod(a, b)
+            if b - remainder <= tol:
+                remainder = 0.0
+            a, b = b, remainder
+        quantum = a
+        if quantum < top / EXACT_SUPPORT:
+            return None
+    multiples = sizes / quantum
+    if np.max(np.abs(multiples - np.round(multiples))) * quantum > 10 * tol:
+        return None
+    return round(quantum, 12) if abs(quantum - round(quantum, 12)) <= tol else quantum
+
+
+def _binomial_half_pmf(n: int) -> NDArray[np.float64]:
+    """P(X = j) for X ~ Binomial(n, 1/2), j = 0..n (exact ratios up to n = 1,000, log-gamma beyond)."""
+    if n <= 1_000:
+        return np.array([math.comb(n, j) / 2**n for j in range(n + 1)], dtype=np.float64)
+    j = np.arange(n + 1, dtype=np.float64)
+    log_comb = math.lgamma(n + 1) - np.array([math.lgamma(x + 1) + math.lgamma(n - x + 1) for x in j])
+    out: NDArray[np.float64] = np.exp(log_comb - n * math.log(2.0))
+    return out
+
+
+def min_attainable_pvalue(n_nonzero: int) -> float:
+    """The smallest two-sided p-value any paired test of ``n_nonzero`` non-zero differences can reach.
+
+    Only the two patterns with every sign alike are as extreme as all signs alike, so it is
+    2 / 2^n (1 with no difference at all).
+
+    >>> min_attainable_pvalue(5), min_attainable_pvalue(0)
+    (0.0625, 1.0)
+    """
+    if n_nonzero <= 0:
+        return 1.0
+    return min(1.0, 2.0 ** (1 - n_nonzero))
+
+
+def too_few_to_test(n_nonzero: int, *, alpha: float) -> bool:
+    """Whether ``n_nonzero`` non-zero differences are too few for any test to be significant at ``alpha``.
+
+    >>> too_few_to_test(6, alpha=0.05), too_few_to_test(6, alpha=0.01)
+    (False, True)
+    """
+    return min_attainable_pvalue(n_nonzero) > alpha
+
+
+def effect_size(diffs: Sequence[float] | NDArray[np.float64]) -> float | None:
+    """Cohen's d_z of paired differences: mean(d) / sd(d) (sd with n - 1); ``None`` when sd is 0 or n < 2.
+
+    >>> effect_size([0.1, 0.3])
+    1.4142135623730951
+    >>> effect_size([0.2, 0.2]) is None
+    True
+    """
+    arr = _as_array(diffs)
+    if len(arr) < 2:
+        return None
+    sd = float(np.std(arr, ddof=1))
+    if sd <= 1e-12 * max(1.0, float(np.abs(arr).max())):
+        return None
+    return float(arr.mean()) / sd
 
 
 def _pairs(
@@ -148,7 +273,7 @@ def paired_percentile_ci(
     q: float,
     *,
     confidence: float = 0.95,
-    n_resamples: int = 10_000,
+    n_resamples: int = DEFAULT_RESAMPLES,
     seed: int = 0,
 ) -> tuple[float, float]:
     """Percentile bootstrap interval of the difference of the ``q``-th percentiles, resampling pairs.
@@ -170,7 +295,7 @@ def paired_percentile_pvalue(
     candidate: Sequence[float] | NDArray[np.float64],
     q: float,
     *,
-    n_permutations: int = 10_000,
+    n_permutations: int = DEFAULT_RESAMPLES,
     seed: int = 0,
 ) -> float:
     """Two-sided paired randomisation test of a zero difference of the ``q``-th percentiles.

@@ -15,12 +15,12 @@ id array, or either of those encoded as a JSON string. Order is rank order.
 
 from __future__ import annotations
 
-import json
 import math
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from ragmeter.io.jsonyaml import JsonError, parse_json
 from ragmeter.schema.rag import FolderMode, Reference, TokenCounts, check_seconds, near_miss_key
 
 
@@ -109,9 +109,9 @@ class SystemOutput(BaseModel):
             return raw
         if isinstance(raw, str):
             try:
-                raw = json.loads(raw)
-            except json.JSONDecodeError as exc:
-                raise ValueError(f"output is a string but not valid JSON ({exc.msg})") from None
+                raw = parse_json(raw)
+            except JsonError as exc:
+                raise ValueError(f"output is a string but not valid JSON ({exc.reason})") from None
         if isinstance(raw, (list, tuple)):
             items: list[dict[str, Any]] = []
             for i, entry in enumerate(raw):

@@ -20,6 +20,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from ragmeter.schema.strict_numbers import NumbersModel
+
 RecencyRule = Literal["cite_newer", "acknowledge_both", "cite_both"]
 FolderMode = Literal["off", "on", "on_with_fallback"]
 
@@ -148,7 +150,7 @@ class TokenCounts(BaseModel):
     completion: int | None = Field(default=None, ge=0)
 
 
-class ModelPrice(BaseModel):
+class ModelPrice(NumbersModel):
     """One row of the ``pricing`` table: price per 1,000 prompt and completion tokens."""
 
     model_config = ConfigDict(extra="forbid")

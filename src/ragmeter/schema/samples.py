@@ -23,7 +23,9 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from ragmeter.metrics.names import MAX_K
 from ragmeter.schema.rag import Anchor, RecencyRule, near_miss_key
+from ragmeter.schema.strict_numbers import NumbersModel
 
 
 def _as_id(value: Any, what: str) -> str:
@@ -36,12 +38,14 @@ def _as_id(value: Any, what: str) -> str:
     return text
 
 
-class SampleMetadata(BaseModel):
+class SampleMetadata(NumbersModel):
     """Per-sample options: ``k`` (cutoff) and ``expected_answer`` (for containment and judges)."""
 
     model_config = ConfigDict(extra="allow")
 
-    k: int | None = Field(default=None, ge=1, description="per-sample cutoff; wins over every other k")
+    k: int | None = Field(
+        default=None, ge=1, le=MAX_K, description="per-sample cutoff; wins over every other k"
+    )
     expected_answer: str | list[str] | None = None
 
     @field_validator("k", mode="before")

@@ -44,6 +44,7 @@ from ragmeter.errors import ConfigError
 from ragmeter.judges.config import JudgeConfig
 from ragmeter.mining.designs import BayesDesign
 from ragmeter.mining.registry import LLMSolverSpec, PythonSolverSpec
+from ragmeter.schema.strict_numbers import NumbersModel
 
 Category = Literal["factual", "multi_hop", "recency", "unanswerable", "paraphrase", "adversarial"]
 CATEGORIES: tuple[Category, ...] = (
@@ -74,7 +75,7 @@ PROMPT_IDS: dict[str, str] = {
 """The prompt file of each generation task (``paraphrase`` and ``adversarial`` share ``variants``)."""
 
 
-class CorpusSettings(BaseModel):
+class CorpusSettings(NumbersModel):
     """How the corpus is read and chunked (the reference pipeline's chunker for vaults)."""
 
     model_config = ConfigDict(extra="forbid")
@@ -107,7 +108,7 @@ GeneratorSpec = Annotated[LLMGeneratorSpec | PythonGeneratorSpec, Field(discrimi
 SolverSpec = Annotated[LLMSolverSpec | PythonSolverSpec, Field(discriminator="kind")]
 
 
-class VerificationSettings(BaseModel):
+class VerificationSettings(NumbersModel):
     """How each question is verified with the mining trials (research/montecarlo.md's design)."""
 
     model_config = ConfigDict(extra="forbid")
@@ -140,7 +141,7 @@ class VerificationSettings(BaseModel):
             ) from None
 
 
-class FilterSettings(BaseModel):
+class FilterSettings(NumbersModel):
     """Which generated questions are dropped before verification."""
 
     model_config = ConfigDict(extra="forbid")
@@ -163,7 +164,7 @@ class FilterSettings(BaseModel):
     )
 
 
-class SynthConfig(BaseModel):
+class SynthConfig(NumbersModel):
     """Everything ``ragmeter synth`` can be told; every key has a default."""
 
     model_config = ConfigDict(extra="forbid")

@@ -125,7 +125,7 @@ def _user_text(messages: Any) -> str | None:
     if isinstance(messages, str):
         try:
             messages = json.loads(messages)
-        except json.JSONDecodeError:
+        except (ValueError, RecursionError):  # not JSON (or JSON too deep or long to read): the text itself
             return str(messages)
     if not isinstance(messages, list):
         return None

@@ -148,7 +148,7 @@ def map_result(item: Mapping[str, Any]) -> dict[str, Any]:
 def _loads(text: str) -> Any:
     try:
         return json.loads(text)
-    except (json.JSONDecodeError, RecursionError):
+    except (ValueError, RecursionError):
         pass
     if len(text) > _MAX_LITERAL_CHARS:
         return None

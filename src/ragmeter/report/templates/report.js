@@ -3,11 +3,13 @@
    into the page as text nodes, never as HTML.
 
    Views: every element with data-view="NAME" is handed to views.NAME(root, DATA) once the page
-   is parsed; a later script may register more views (window.ragmeterViews) before that. */
+   is parsed; a later script may register more views (window.ragmeterViews) before that, using
+   the element builder and number format of this one (window.ragmeterKit). */
 (function () {
   "use strict";
   var DATA = JSON.parse(document.getElementById("report-data").textContent);
   var views = window.ragmeterViews = window.ragmeterViews || {};
+  window.ragmeterKit = {h: h, fmt: fmt};  /* for the views of later scripts (compare.js) */
 
   function h(tag, props) {
     var node = document.createElement(tag);
