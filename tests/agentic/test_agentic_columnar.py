@@ -227,23 +227,44 @@ BAD_LINES = [
     "[1, 2]",
     OK[:-1],
     OK + " x",
-    OK.replace('"https://a.org"', '"https://a.org/\\ud800"'),
+    OK.replace('"https://a.org"', '"https://a.org/\\ud800"'),  # a lone surrogate: read, its own URL key
+    OK.replace('"https://a.org"', '"https://a\\udc00.org/"'),
+    OK.replace('{"url": "https://a.org"}', '{"title": "\\ud800 x", "snippet": "long enough words here"}'),
+    '{"trace_id": "\\ud800", "turns": [{}]}',
+    # main's strict reading (io.text_files, io.jsonyaml): bytes, BOMs, numbers, control characters
+    "\ufeff" + OK,  # a UTF-8 byte-order mark starts any line: dropped
+    OK.replace("a.org", "a.\udcff.org"),  # the byte 0xff: not UTF-8
+    OK.replace("a.org", "a.\udced\udca0\udc80.org"),  # a surrogate encoded in UTF-8: not UTF-8
+    OK.replace('"url": "https://a.org"', '"url": "https://a.org", "gain": NaN'),
+    OK.replace('"url": "https://a.org"', '"url": "https://a.org", "gain": 1e400'),
+    OK.replace('"url": "https://a.org"', '"url": "https://a.org", "score": -Infinity'),
+    '{"trace_id": "t1", "turns": [{}], "metadata": {"big": 1e400, "k": [Infinity]}}',
+    '{"trace_id": "t1", "turns": [{}], "metadata": {"big": 1e400}}',  # JSON allows it: read as inf
+    '{"trace_id": "t1", "turns": [{}], "metadata": {"n": ' + "9" * 5000 + "}}",  # too many digits
+    '{"trace_id": ' + "9" * 30 + ', "turns": [{}]}',
+    '{"trace_id": "t1", "turns": [{"user": "a\tb"}]}',  # a raw tab inside a string
+    '{"trace_id": "t1", "turns": [{"user": "a\x00b"}]}',
+    '{"trace_id": "t1", "turns": [{"user": "a\\u0000b"}]}',
+    "\u0085",  # white space to Python: a blank line
+    "null",
+    '"t1"',
 ]
 
 
 @pytest.mark.parametrize("bad", BAD_LINES)
 @pytest.mark.parametrize("position", [1, 3])
 def test_a_bad_line_gets_the_reference_message(tmp_path: Path, bad: str, position: int) -> None:
+    """Both paths accept the line, with the same results, or refuse it with the same one-line error."""
     lines = [OK.replace("t1", f"x{i}") for i in range(1, 4)]
     lines[position - 1] = bad
     path = tmp_path / "traces.jsonl"
-    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    path.write_bytes("\n".join(lines).encode("utf-8", "surrogateescape") + b"\n")
     outcomes = []
     for engine in ("auto", "reference"):
         try:
             outcomes.append(_json(evaluate_agentic(path, engine=engine)))  # type: ignore[arg-type]
-        except Exception as exc:  # the same error, whatever it is
-            outcomes.append(repr(exc))
+        except InputError as exc:  # anything else is a defect
+            outcomes.append(str(exc))
     assert outcomes[0] == outcomes[1]
 
 
@@ -268,3 +289,37 @@ def test_lines_end_at_newline_only(tmp_path: Path) -> None:
     fast = evaluate_agentic(path)
     assert fast.traces[0].where == f"{path}:3"
     assert _json(fast) == _json(evaluate_agentic(path, engine="reference"))
+
+
+def test_results_with_unreadable_urls_are_counted_once_each(tmp_path: Path) -> None:
+    """A URL urlsplit refuses, or one without UTF-8 form, is deduplicated by its text on both paths."""
+    results = [
+        {"url": "http://[::1", "gain": 3},
+        {"url": " http://[::1 ", "gain": 3},
+        {"url": "https://a.org/\ud800", "gain": 2},
+        {"url": "https://a.org/\ud800", "gain": 2},
+        {"url": "https://a.org/\udc00", "gain": 1},
+    ]
+    record = {"trace_id": "t", "turns": [{"iterations": [{"searches": [{"results": results}]}]}]}
+    path = tmp_path / "t.jsonl"
+    path.write_text(json.dumps(record) + "\n", encoding="utf-8")  # the surrogates as JSON escapes
+    fast = evaluate_agentic(path)
+    assert _json(fast) == _json(evaluate_agentic(path, engine="reference"))
+    assert fast.traces[0].duplicates_by_key["url"] == 2
+    assert (fast.traces[0].at_n["R"], fast.traces[0].at_n["UR"]) == (5, 3)
+
+
+def test_a_compressed_file_is_read_by_the_reference(tmp_path: Path) -> None:
+    import gzip
+
+    plain = tmp_path / "t.jsonl"
+    plain.write_text(OK + "\n" + OK.replace("t1", "t2") + "\n", encoding="utf-8")
+    packed = tmp_path / "t.jsonl.gz"
+    packed.write_bytes(gzip.compress(plain.read_bytes()))
+    assert columnar_applies(plain, "auto") and not columnar_applies(packed, "native")
+    fast, reference = _json(evaluate_agentic(plain)), _json(evaluate_agentic(packed))
+    for result in (fast, reference):
+        result["provenance"]["traces"].pop("path")
+        result["provenance"]["traces"].pop("sha256")
+        result["traces"] = [{k: v for k, v in t.items() if k != "where"} for t in result["traces"]]
+    assert fast == reference

@@ -22,38 +22,37 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-import msgspec
-
 from ragmeter.agentic.columnar_keys import run_keys
 from ragmeter.agentic.columnar_read import read_columns
 from ragmeter.agentic.columnar_reference import reference_scores
 from ragmeter.agentic.columnar_score import fast_scores
 from ragmeter.agentic.labels import Label
+from ragmeter.agentic.load import first_record
 from ragmeter.agentic.prepare import PreparedTrace
 from ragmeter.agentic.scoring import TraceScore, unscorable
 from ragmeter.dedup.policy import DedupPolicy
 from ragmeter.dedup.vector_dedup import deduplicate_coded
+from ragmeter.errors import InputError
+from ragmeter.io.text_files import compression_of
 
 
 def columnar_applies(path: Path, trace_format: str) -> bool:
     """Whether ``path`` is native JSON Lines: its first non-blank line alone is one native trace object.
 
-    Anything else (another format, one JSON document, a file that cannot be read) is left to the
+    That line is read by the reference reader (:func:`~ragmeter.agentic.load.first_record`, strict
+    JSON). Anything else — another format, one JSON document, a compressed file (read whole by the
+    reference), a file that cannot be read or whose first line is refused — is left to the
     reference reader, which also gives the errors.
     """
-    if trace_format not in ("auto", "native"):
+    if trace_format not in ("auto", "native") or compression_of(path) is not None:
         return False
     try:
-        with path.open("rb") as handle:
-            first = next((line for line in handle if line.strip()), None)
-    except OSError:
+        first = first_record(path)
+    except InputError:
         return False
     if first is None:
         return False
-    try:
-        value = msgspec.json.decode(first)
-    except (msgspec.MsgspecError, RecursionError):
-        return False
+    value = first.value
     return isinstance(value, dict) and (
         trace_format == "native" or ("turns" in value and "trace_id" in value)
     )
