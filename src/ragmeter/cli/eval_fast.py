@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from ragmeter.config_defaults import CONFIG_FILENAME
+from ragmeter.metrics.names import MAX_K
 
 _FLAGS = {"--json": "json", "--trec-compat": "trec_compat", "--complete": "complete", "-c": "complete"}
 _VALUES = {
@@ -61,9 +62,10 @@ def parse_eval_args(args: list[str]) -> dict[str, Any] | None:
     if not (found.get("json") and found.get("qrels") and found.get("run")) or Path(CONFIG_FILENAME).is_file():
         return None
     if "k" in found:
-        if not _WHOLE.fullmatch(found["k"]) or int(found["k"]) < 1:
-            return None  # typer says why
-        found["k"] = int(found["k"])
+        k = found["k"]
+        if not _WHOLE.fullmatch(k) or len(k) > len(str(MAX_K)) or not 1 <= int(k) <= MAX_K:
+            return None  # typer says why (its own message for -k out of range)
+        found["k"] = int(k)
     if "relevance_level" in found:
         if not _NUMBER.fullmatch(found["relevance_level"]):
             return None
