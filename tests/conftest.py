@@ -1,13 +1,27 @@
-"""Suite-wide guards: tests may only talk to the loopback range (127.0.0.0/8, ::1)."""
+"""Suite-wide guards and shared fixtures.
+
+* Tests may only talk to the loopback range (127.0.0.0/8, ::1).
+* ``ray_cluster``: one local Ray instance per session (per xdist worker), bound to 127.0.0.1, shared
+  by the executor tests and the doc tests (mark Ray tests ``ray`` and ``xdist_group("ray")`` so
+  ``--dist loadgroup`` runs them on one worker). Starting one takes ~10 s. Ray binds to the
+  machine's address unless told it is a single-machine instance;
+  ``RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER=0`` (set before ``ray`` is imported) keeps every Ray process
+  on 127.0.0.1, and the fixture checks it did.
+"""
 
 from __future__ import annotations
 
 import ipaddress
+import logging
+import os
 import socket
+import sys
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
+
+os.environ.setdefault("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", "0")
 
 pytest_plugins = ["pytester"]  # tests of ragmeter's own pytest plugin
 
@@ -39,6 +53,33 @@ def _guarded_connect(self: socket.socket, address: Any) -> None:
 def _guarded_connect_ex(self: socket.socket, address: Any) -> int:
     _check(address)
     return _original_connect_ex(self, address)
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line("markers", "ray: starts (or uses) the session's local Ray instance")
+
+
+@pytest.fixture(scope="session")
+def ray_cluster() -> Iterator[Any]:
+    """The session's Ray instance (2 CPUs, no dashboard, loopback only)."""
+    ray = pytest.importorskip("ray")
+    constants = sys.modules.get("ray._private.ray_constants")
+    if constants is not None:  # ray was imported before this conftest set the variable
+        constants.ENABLE_RAY_CLUSTER = False
+    ray.init(
+        num_cpus=2,
+        include_dashboard=False,
+        _node_ip_address="127.0.0.1",
+        log_to_driver=False,
+        logging_level=logging.ERROR,
+    )
+    try:
+        info = ray._private.worker.global_worker.node.address_info
+        assert info["node_ip_address"] == "127.0.0.1", info
+        assert info["gcs_address"].startswith("127.0.0.1:"), info
+        yield ray
+    finally:
+        ray.shutdown()
 
 
 @pytest.fixture(autouse=True, scope="session")

@@ -134,7 +134,8 @@ def test_the_full_command_takes_what_the_quick_start_does_not_read(tmp_path: Pat
 def test_help_and_unknown_commands_see_every_command() -> None:
     done = _ragmeter("--help")
     assert done.returncode == 0
-    listed = [line.split()[0] for line in done.stdout.split("Commands:")[1].splitlines() if line.strip()]
+    commands = done.stdout.split("Commands:")[1].split("Examples:")[0]
+    listed = [line.split()[0] for line in commands.splitlines() if line.strip()]
     assert listed == ALL_COMMANDS
     done = _ragmeter("evl")
     assert done.returncode == 2

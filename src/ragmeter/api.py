@@ -28,7 +28,9 @@ from ragmeter.evaluation.arguments import (
     DEFAULT_DATASET_METRICS,
     check_k,
     check_level,
+    check_limit,
     k_source_of,
+    limit_warning,
     load_settings,
     resolve_metrics,
 )
@@ -78,13 +80,22 @@ def evaluate(
     max_cost: float | None = None,
     reliability: bool | None = None,
     judge_observer: JudgeObserver | None = None,
+    columns: Mapping[str, str] | None = None,
+    split: str | None = None,
+    limit: int | None = None,
 ) -> EvalResult:
     """Score recorded outputs against a dataset.
 
-    ``dataset`` is a file (YAML/JSON/JSONL) or a list of samples; ``outputs`` a
-    file, a mapping of sample id → output, or ``None`` for outputs embedded as
-    ``actual_output``. Samples with no output are scored as empty rankings,
-    counted in ``n_missing_output`` and named in the warnings.
+    ``dataset`` is a file (YAML/JSON/JSONL/CSV/parquet: ragmeter samples, RAGAS
+    rows or DeepEval test cases), a BEIR folder, a saved Hugging Face dataset,
+    ``irds:<id>``, a list of samples or rows, a DataFrame, a ``datasets.Dataset``,
+    or a RAGAS/DeepEval ``EvaluationDataset`` (docs/formats.md); ``columns``
+    maps fields to other column names and ``split`` picks a split. ``outputs`` is
+    a file, a mapping of sample id → output (or a ranx/pytrec_eval run
+    ``{qid: {docid: score}}``, a ranx ``Run``), or ``None`` for outputs embedded
+    as ``actual_output`` (RAGAS and DeepEval rows embed theirs). Samples with no
+    output are scored as empty rankings, counted in ``n_missing_output`` and
+    named in the warnings. ``limit`` scores only the first ``limit`` samples.
 
     Samples with ``gold_supports`` (and no ``expected_output``) are matched by
     anchors; ``snippet_matching`` (default: the config's
@@ -106,11 +117,16 @@ def evaluate(
     """
     check_k(k)
     check_level(relevance_level)
+    check_limit(limit)
     cfg, cfg_path = load_settings(config)
     started = time.perf_counter()
-    samples, sources = load_samples(dataset)
+    samples, sources = load_samples(dataset, columns=columns, split=split)
     dataset_where = sources["dataset"]["path"] or "dataset"
     outs, out_sources, where_of = load_outputs(outputs, samples, dataset_where=dataset_where)
+    limited = None
+    if limit is not None and limit < len(samples):
+        limited, samples = (limit, len(samples)), samples[:limit]
+        outs = {sid: out for sid, out in outs.items() if sid in {s.id for s in samples}}
     try:
         return _evaluate_loaded(
             samples,
@@ -126,6 +142,8 @@ def evaluate(
             index_stats=index_stats,
             started=started,
             judging=_JudgeArgs(judge, judges, judge_log, max_cost, reliability, judge_observer),
+            extra_settings={"limit": limit} if limit is not None else {},
+            limited=limited,
         )
     except RagmeterError as exc:
         raise located(exc, where_of) from None
@@ -146,6 +164,8 @@ def _evaluate_loaded(
     index_stats: str | Path | IndexStats | None,
     started: float,
     judging: _JudgeArgs | None = None,
+    extra_settings: Mapping[str, Any] | None = None,
+    limited: tuple[int, int] | None = None,
 ) -> EvalResult:
     judging = judging or _JudgeArgs()
     matched = match_ids(samples, outs)
@@ -165,7 +185,7 @@ def _evaluate_loaded(
         from ragmeter.judges.eval_plan import default_judge_metrics
 
         names = [*names, *default_judge_metrics(judging.judges)]
-    if metrics is None and any(matched.answers):
+    if metrics is None and _answers_and_texts(matched.answers, matched.texts):
         names = [*names, "containment"]
     resolved = resolve_metrics(names)
     default_k = k if k is not None else cfg.metrics.retrieval.default_k
@@ -225,6 +245,8 @@ def _evaluate_loaded(
             f"{len(matched.missing_output)} sample(s) have no recorded output and were scored as empty "
             f"rankings: {shown}{more}",
         )
+    if limited is not None:
+        warnings.insert(0, limit_warning(*limited))
     provenance = base_provenance(
         cfg_path,
         k=k,
@@ -233,9 +255,11 @@ def _evaluate_loaded(
         trec_compat=trec_compat,
         snippet_matching=snippets,
         **({"pricing": {m: p.model_dump() for m, p in cfg.pricing.items()}} if cfg.pricing else {}),
+        **(extra_settings or {}),
     ) | {
         "inputs": inputs | index_sources,
         "elapsed_seconds": round(time.perf_counter() - started, 6),
+        **({"limited": {"first": limited[0], "of": limited[1]}} if limited else {}),
     }
     if judged is not None:
         provenance["judge"] = judged.provenance
@@ -269,6 +293,24 @@ class _JudgeArgs:
     max_cost: float | None = None
     reliability: bool | None = None
     observer: JudgeObserver | None = None
+
+
+def _answers_and_texts(answers: Sequence[Sequence[str]], texts: Sequence[Sequence[str | None]]) -> bool:
+    """Whether the default metrics include containment.
+
+    They do when some sample has an expected answer and the outputs carry texts: some item ranked
+    for such a sample has one. Ids-only outputs are scored without it; outputs with some texts
+    missing get the error (as does a user who asks for containment without the texts).
+
+    >>> _answers_and_texts([["30 days"], []], [["refunds within 30 days"], [None]])
+    True
+    >>> _answers_and_texts([["30 days"]], [[None, "refunds within 30 days"]])
+    True
+    >>> _answers_and_texts([["30 days"]], [[None, None]]), _answers_and_texts([[]], [["a"]])
+    (False, False)
+    """
+    wanted = [items for answer, items in zip(answers, texts, strict=True) if answer]
+    return any(text is not None for items in wanted for text in items)
 
 
 def _judge_config(judging: _JudgeArgs, cfg: RagmeterConfig, cfg_path: Path | None) -> JudgeConfig | None:
@@ -343,8 +385,8 @@ def _bertscore(
 
 
 def evaluate_trec(
-    qrels: str | Path,
-    run: str | Path,
+    qrels: Any,
+    run: Any,
     *,
     metrics: Sequence[str] | None = None,
     k: int | None = None,
@@ -352,13 +394,29 @@ def evaluate_trec(
     complete: bool = False,
     trec_compat: bool = False,
     config: RagmeterConfig | str | Path | None = None,
+    columns: Mapping[str, str] | None = None,
+    split: str | None = None,
+    limit: int | None = None,
 ) -> EvalResult:
-    """Score a TREC run against TREC qrels (trec_eval 10.0 ordering).
+    """Score a run against qrels (trec_eval 10.0 ordering).
+
+    ``qrels`` and ``run`` are TREC files or any other source of
+    :data:`ragmeter.io.table_readers.TABLE_READERS`: ranx/pytrec_eval dicts and
+    JSON files, ranx ``Run``/``Qrels``, ir_measures tuples, pandas/polars
+    DataFrames, Arrow tables, Hugging Face datasets, CSV/TSV/parquet files, BEIR
+    folders (``split``, default ``test``), ``irds:<id>`` and ``-`` (stdin).
+    ``columns`` maps the fields ``q_id``, ``doc_id``, ``score``, ``rel`` to
+    other column names. A run is ranked as trec_eval ranks it, whatever its form.
 
     ``complete`` is trec_eval's ``-c`` (qrels topics missing from the run count
     as 0); ``trec_compat`` averages topics without relevant documents in as 0,
     as trec_eval does, instead of skipping them, and truncates a fractional
-    relevance as trec_eval reads it (otherwise an error).
+    relevance as trec_eval reads it (otherwise an error). ``limit`` evaluates only the
+    first ``limit`` topics of the qrels (a quick look, said so in the warnings).
+
+    >>> r = evaluate_trec({"q1": {"d1": 1}}, {"q1": {"d2": 0.9, "d1": 0.9}}, metrics=["mrr"])
+    >>> r.aggregate  # the tie is broken by docno, descending: d2 first
+    {'mrr': 0.5}
     """
     fields = trec_result_fields(
         qrels,
@@ -369,5 +427,8 @@ def evaluate_trec(
         complete=complete,
         trec_compat=trec_compat,
         config=config,
+        columns=columns,
+        split=split,
+        limit=limit,
     )
     return EvalResult(**fields)

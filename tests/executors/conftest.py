@@ -1,18 +1,12 @@
-"""Fixtures of the executor tests: one local Ray instance for the whole session, bound to 127.0.0.1.
+"""Fixtures of the executor tests, on the session's local Ray instance (``ray_cluster``, in
+tests/conftest.py: the doc tests share it).
 
 Ray tests are marked ``ray`` (select them with ``-m ray``, skip them with ``-m "not ray"``).
-They share one Ray instance: starting one takes ~10 s here. Ray binds to the machine's
-address unless told it is a single-machine instance; ``RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER=0``
-(set before ``ray`` is imported) keeps every Ray process on 127.0.0.1, and the fixture
-checks it did.
 """
 
 from __future__ import annotations
 
 import json
-import logging
-import os
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -20,36 +14,7 @@ from typing import Any
 import pytest
 import yaml
 
-os.environ.setdefault("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", "0")
-
 HERE = Path(__file__).resolve().parent
-
-
-def pytest_configure(config: pytest.Config) -> None:
-    config.addinivalue_line("markers", "ray: starts (or uses) the session's local Ray instance")
-
-
-@pytest.fixture(scope="session")
-def ray_cluster() -> Iterator[Any]:
-    """The session's Ray instance (2 CPUs, no dashboard, loopback only)."""
-    ray = pytest.importorskip("ray")
-    constants = sys.modules.get("ray._private.ray_constants")
-    if constants is not None:  # ray was imported before this conftest set the variable
-        constants.ENABLE_RAY_CLUSTER = False
-    ray.init(
-        num_cpus=2,
-        include_dashboard=False,
-        _node_ip_address="127.0.0.1",
-        log_to_driver=False,
-        logging_level=logging.ERROR,
-    )
-    try:
-        info = ray._private.worker.global_worker.node.address_info
-        assert info["node_ip_address"] == "127.0.0.1", info
-        assert info["gcs_address"].startswith("127.0.0.1:"), info
-        yield ray
-    finally:
-        ray.shutdown()
 
 
 @pytest.fixture

@@ -200,7 +200,8 @@ CASES: list[object] = [
     pytest.param(
         {},
         ["eval", "--dataset", "."],
-        "Error: .: is a directory, expected a file",
+        "Error: .: is a directory, expected a file, a BEIR folder (qrels/<split>.tsv) or a saved Hugging "
+        "Face dataset (save_to_disk)",
         id="dataset-is-a-directory",
     ),
     pytest.param(

@@ -338,6 +338,26 @@ def test_containment_is_added_to_the_default_metrics_when_answers_exist() -> Non
     }
 
 
+def test_containment_is_not_a_default_metric_of_outputs_without_texts() -> None:
+    """Ids only (docs/ranking.md's samples): the defaults score them; asking for containment is the error.
+
+    Outputs with some texts missing are an error with the defaults too (test_foundation_cli_errors).
+    """
+    samples = [{"id": "q", "expected_output": ["a"], "metadata": {"expected_answer": "yes"}}]
+    outputs = {"q": {"retrieved": [{"id": "b"}, {"id": "a"}]}}
+    assert ragmeter.evaluate(samples, outputs).aggregate == {
+        "hit@5": 1.0,
+        "recall@5": 1.0,
+        "mrr": 0.5,
+        "ndcg@5": pytest.approx(0.6309, abs=1e-4),
+    }
+    with pytest.raises(MissingFieldError, match="rank 1 has no 'text'"):
+        ragmeter.evaluate(samples, outputs, metrics=["hit@5", "containment@5"])
+    partly = {"q": {"retrieved": [{"id": "b", "text": "Yes!"}, {"id": "a"}]}}
+    with pytest.raises(MissingFieldError, match="rank 2 has no 'text'"):
+        ragmeter.evaluate(samples, partly)
+
+
 def test_containment_scores_only_samples_with_an_answer() -> None:
     result = ragmeter.evaluate(
         [{"id": "q1", "metadata": {"expected_answer": "x"}}, {"id": "q2"}],
@@ -453,7 +473,7 @@ def test_relevance_level_from_config_and_cli(tmp_path: Path, cli: Any) -> None:
     write(tmp_path / "d.yaml", "- id: q\n  expected_output: {a: 3, b: 1, c: 2}\n")
     write(tmp_path / "o.jsonl", json.dumps({"id": "q", "output": GRADED_RANKING}) + "\n")
     write(tmp_path / "c.yaml", "metrics:\n  retrieval:\n    relevance_level: 2\n")
-    base = ["eval", "-d", "d.yaml", "-o", "o.jsonl", "-m", "mrr"]
+    base = ["eval", "-d", "d.yaml", "--outputs", "o.jsonl", "-m", "mrr"]
     assert cli_json(base, cli)["aggregate"] == {"mrr": 1.0}
     assert cli_json([*base, "-l", "2"], cli)["aggregate"] == {"mrr": 0.5}
     assert cli_json([*base, "--config", "c.yaml"], cli)["aggregate"] == {"mrr": 0.5}
@@ -521,14 +541,14 @@ def test_samples_without_output_are_scored_as_empty_and_reported() -> None:
 def test_missing_outputs_through_the_cli(tmp_path: Path, cli: Any) -> None:
     write(tmp_path / "d.yaml", "".join(f"- id: q{i}\n  expected_output: [a]\n" for i in range(12)))
     write(tmp_path / "o.jsonl", '{"id": "q0", "output": ["a"]}\n')
-    data = cli_json(["eval", "-d", "d.yaml", "-o", "o.jsonl", "-m", "mrr"], cli)
+    data = cli_json(["eval", "-d", "d.yaml", "--outputs", "o.jsonl", "-m", "mrr"], cli)
     assert data["n_missing_output"] == 11
     assert data["aggregate"] == {"mrr": approx(1 / 12)}
     shown = ", ".join(f"'q{i}'" for i in range(1, 11))
     assert data["warnings"][0] == (
         f"11 sample(s) have no recorded output and were scored as empty rankings: {shown} and 1 more"
     )
-    code, _, err = cli(["eval", "-d", "d.yaml", "-o", "o.jsonl", "-m", "mrr"])
+    code, _, err = cli(["eval", "-d", "d.yaml", "--outputs", "o.jsonl", "-m", "mrr"])
     assert code == 0
     assert "11 sample(s) have no recorded output" in err
 
@@ -666,7 +686,7 @@ def test_trec_provenance_hashes_both_files(tmp_path: Path) -> None:
 def test_out_dir_writes_metrics_json_and_per_query_jsonl(tmp_path: Path, cli: Any) -> None:
     write(tmp_path / "samples.yaml", SEED_YAML + "  - id: q-2\n    expected_output: []\n")
     write(tmp_path / "outputs.jsonl", SEED_OUTPUTS)
-    data = cli_json(["eval", "-d", "samples.yaml", "-o", "outputs.jsonl", "--out", "res"], cli)
+    data = cli_json(["eval", "-d", "samples.yaml", "--outputs", "outputs.jsonl", "--out", "res"], cli)
     written = json.loads((tmp_path / "res" / "metrics.json").read_text(encoding="utf-8"))
     assert written == data
     lines = (tmp_path / "res" / "per_query.jsonl").read_text(encoding="utf-8").splitlines()
@@ -680,7 +700,7 @@ def test_out_dir_writes_metrics_json_and_per_query_jsonl(tmp_path: Path, cli: An
 def test_out_dir_without_json_prints_the_table(tmp_path: Path, cli: Any) -> None:
     write(tmp_path / "samples.yaml", SEED_YAML)
     write(tmp_path / "outputs.jsonl", SEED_OUTPUTS)
-    code, out, err = cli(["eval", "-d", "samples.yaml", "-o", "outputs.jsonl", "--out", "res"])
+    code, out, err = cli(["eval", "-d", "samples.yaml", "--outputs", "outputs.jsonl", "--out", "res"])
     assert code == 0, err
     assert "ndcg@5" in out
     assert json.loads((tmp_path / "res" / "metrics.json").read_text())["aggregate"]["mrr"] == 0.5
@@ -722,7 +742,7 @@ def test_every_dataset_format(name: str, tmp_path: Path, cli: Any) -> None:
     result = ragmeter.evaluate(tmp_path / name, outputs, metrics=["mrr", "ndcg@5"])
     assert result.per_query == EXPECTED_BY_FORMAT
     write(tmp_path / "o.json", json.dumps(outputs))
-    data = cli_json(["eval", "-d", name, "-o", "o.json", "-m", "mrr", "-m", "ndcg@5"], cli)
+    data = cli_json(["eval", "-d", name, "--outputs", "o.json", "-m", "mrr", "-m", "ndcg@5"], cli)
     assert data["per_query"] == EXPECTED_BY_FORMAT
 
 
@@ -771,7 +791,7 @@ def test_every_output_format(form: str, tmp_path: Path, cli: Any) -> None:
     result = ragmeter.evaluate(tmp_path / "d.yaml", tmp_path / name, metrics=["mrr", "ndcg@5"])
     assert result.per_query == EXPECTED_BY_FORMAT
     assert result.n_missing_output == 0
-    data = cli_json(["eval", "-d", "d.yaml", "-o", name, "-m", "mrr", "-m", "ndcg@5"], cli)
+    data = cli_json(["eval", "-d", "d.yaml", "--outputs", name, "-m", "mrr", "-m", "ndcg@5"], cli)
     assert data["per_query"] == EXPECTED_BY_FORMAT
 
 

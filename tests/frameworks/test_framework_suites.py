@@ -54,7 +54,15 @@ def eval_outputs(cli: Cli, tmp_path: Path, outputs: dict[str, list[dict[str, Any
     path.write_text(
         "".join(json.dumps({"id": q, "output": {"retrieved": r}}) + "\n" for q, r in outputs.items())
     )
-    args = ["eval", "-d", str(DATASET), "-o", str(path), "--json", *(a for m in METRICS for a in ("-m", m))]
+    args = [
+        "eval",
+        "-d",
+        str(DATASET),
+        "--outputs",
+        str(path),
+        "--json",
+        *(a for m in METRICS for a in ("-m", m)),
+    ]
     code, out, err = cli(args)
     assert code == 0, err
     return json.loads(out)

@@ -43,8 +43,10 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 __all__ = [
+    "JUDGE_REPLIES",
     "ChatServer",
     "Reply",
+    "any_judge",
     "bad_request",
     "broken_json",
     "hang",
@@ -290,6 +292,37 @@ class ChatServer:
                 self._send(200, payload, reply.headers)
 
         return Handler
+
+
+JUDGE_REPLIES: dict[str, dict[str, Any]] = {
+    "groundedness": {
+        "supported_claims": ["the answer's claim"],
+        "unsupported_claims": [],
+        "makes_claims": True,
+        "score": 4,
+    },
+    "correctness": {"reasoning": "The answer states what the reference says.", "score": 4},
+    "abstention": {"reasoning": "The reply commits to an answer.", "abstained": False},
+    "conflict": {
+        "reasoning": "The answer names both notes and says they disagree.",
+        "acknowledges_conflict": True,
+    },
+    "factual_match": {"reasoning": "Both state the same fact.", "match": True},
+    "factual_verify": {"key_facts": ["the fact"], "reasoning": "Checked fact by fact.", "match": True},
+    "relevance": {"intent": "what the user wants", "reasoning": "The result delivers part of it.", "gain": 2},
+}
+"""A valid reply for each of ragmeter's judge prompts, by prompt id."""
+
+
+def any_judge(body: dict[str, Any]) -> Reply:
+    """A script for every ragmeter judge: the reply of :data:`JUDGE_REPLIES` for the prompt whose
+    JSON schema the request names (``<prompt id>_reply``); an empty object (unparseable) otherwise.
+
+    >>> any_judge({"response_format": {"json_schema": {"name": "correctness_reply"}}}).content
+    '{"reasoning": "The answer states what the reference says.", "score": 4}'
+    """
+    name = str(((body.get("response_format") or {}).get("json_schema") or {}).get("name", ""))
+    return ok(JUDGE_REPLIES.get(name.removesuffix("_reply"), {}))
 
 
 @contextmanager

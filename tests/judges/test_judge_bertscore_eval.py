@@ -118,7 +118,7 @@ def workspace(tmp_path: Path) -> Path:
 def test_eval_scores_bertscore_coverage_on_the_bundled_model(workspace: Path, cli: Any) -> None:
     config = workspace / "ragmeter.yaml"
     config.write_text(yaml.safe_dump({"judge": {"bertscore": {"thresholds": {"all-MiniLM-L6-v2": 0.5}}}}))
-    argv = ["eval", "-d", str(workspace / "samples.yaml"), "-o", str(workspace / "outputs.jsonl")]
+    argv = ["eval", "-d", str(workspace / "samples.yaml"), "--outputs", str(workspace / "outputs.jsonl")]
     code, out, err = cli(
         [
             *argv,

@@ -157,7 +157,7 @@ def test_docs_name_every_option() -> None:
                 if parameter.name == "k"
                 else "--" + parameter.name.replace("_", "-")
             )
-            if parameter.name not in skip and f"`{flag}`" not in text:
+            if parameter.name not in skip and not parameter.name.startswith("_") and f"`{flag}`" not in text:
                 missing.append(flag)
     assert not missing, f"docs/mining.md does not mention {missing}"
 

@@ -167,7 +167,7 @@ def test_cli_index_stats_flag(capsys: pytest.CaptureFixture[str]) -> None:
                 "eval",
                 "-d",
                 str(EXAMPLE / "tests.yaml"),
-                "-o",
+                "--outputs",
                 str(EXAMPLE / "run.jsonl"),
                 "-m",
                 "mrr",

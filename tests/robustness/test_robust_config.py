@@ -36,7 +36,7 @@ CONFIGS = {
 
 COMMANDS = {
     "eval-trec": ["eval", "--qrels", "q.txt", "--run", "r.txt", "-m", "map"],
-    "eval-dataset": ["eval", "-d", "d.yaml", "-o", "o.jsonl", "--no-judge"],
+    "eval-dataset": ["eval", "-d", "d.yaml", "--outputs", "o.jsonl", "--no-judge"],
     "cache": ["cache", "stats"],
 }
 

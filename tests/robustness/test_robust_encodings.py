@@ -33,13 +33,13 @@ def _write(tmp_path: Path, files: dict[str, str], bad: str, data: bytes) -> None
 
 # reader → (files to write, the file made bad, its good text, argv)
 READERS: dict[str, tuple[dict[str, str], str, str, list[str]]] = {
-    "dataset": ({"o.jsonl": OUTPUTS}, "d.yaml", DATASET, ["eval", "-d", "d.yaml", "-o", "o.jsonl"]),
-    "outputs": ({"d.yaml": DATASET}, "o.jsonl", OUTPUTS, ["eval", "-d", "d.yaml", "-o", "o.jsonl"]),
+    "dataset": ({"o.jsonl": OUTPUTS}, "d.yaml", DATASET, ["eval", "-d", "d.yaml", "--outputs", "o.jsonl"]),
+    "outputs": ({"d.yaml": DATASET}, "o.jsonl", OUTPUTS, ["eval", "-d", "d.yaml", "--outputs", "o.jsonl"]),
     "config": (
         {"d.yaml": DATASET, "o.jsonl": OUTPUTS},
         "c.yaml",
         CONFIG,
-        ["eval", "-d", "d.yaml", "-o", "o.jsonl", "--config", "c.yaml"],
+        ["eval", "-d", "d.yaml", "--outputs", "o.jsonl", "--config", "c.yaml"],
     ),
     "suite": ({"d.yaml": DATASET}, "s.yaml", SUITE, ["run", "s.yaml", "--no-record", "--no-report"]),
     "registry": ({}, "r.yaml", REGISTRY, ["mine", "run", "r.yaml", "--out", "m.yaml"]),
@@ -103,6 +103,6 @@ def test_a_broken_gzip_input_names_its_file(refused: Any, tmp_path: Path, name: 
     (tmp_path / "d.yaml").write_text(DATASET, encoding="utf-8")
     (tmp_path / "o.jsonl").write_text(OUTPUTS, encoding="utf-8")
     (tmp_path / name).write_bytes(gzip.compress(b"whatever")[:-5])
-    argv = ["eval", "-d", "d.yaml", "-o", "o.jsonl"]
+    argv = ["eval", "-d", "d.yaml", "--outputs", "o.jsonl"]
     argv[argv.index(name.removesuffix(".gz"))] = name
     refused(argv, f"{name}: not a valid gzip file")

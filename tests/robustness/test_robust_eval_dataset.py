@@ -24,19 +24,17 @@ def _files(folder: Path, files: dict[str, str]) -> None:
 
 def _eval(folder: Path, outputs_name: str, outputs: str, *extra: str) -> list[str]:
     _files(folder, {"d.yaml": DATASET, outputs_name: outputs})
-    return ["eval", "-d", "d.yaml", "-o", outputs_name, "--out", "res", *extra]
+    return ["eval", "-d", "d.yaml", "--outputs", outputs_name, "--out", "res", *extra]
 
 
 # -- outputs in a shape ragmeter does not read ---------------------------------------------------------
 
 ACCEPTED = "accepted: JSON Lines"
 UNKNOWN_SHAPES = {
-    "ranx-run-json": ("o.json", '{"q1": {"d1": 1.0, "d2": 0.5}, "q2": {"d3": 2.0}}', "ranx/pytrec_eval run"),
-    "ranx-run-yaml": ("o.yaml", "q1: {d1: 1.0}\nq2: {d3: 0.5}\n", "ranx/pytrec_eval run"),
-    "pytrec-int-scores": ("o.json", '{"q1": {"d1": 1}}', "ranx/pytrec_eval run"),
     "list-of-records": ("o.json", '[{"id": "q1", "output": ["d1"]}]', "it is a list"),
     "scalar": ("o.json", "3", "it is a number"),
     "string": ("o.json", '"d1 d2"', "it is a text"),
+    "runs-with-text-scores": ("o.json", '{"q1": {"d1": "high"}}', "its first value is an object"),
     "values-are-numbers": ("o.json", '{"q1": 1, "q2": 2}', "its first value is a number, not an output"),
     "values-are-null": ("o.yaml", "q1:\nq2:\n", "its first value is null"),
     "jsonl-keyed-by-qid": ("o.jsonl", '{"q1": ["d1"]}\n', "its first line is an object with keys 'q1'"),
@@ -148,7 +146,9 @@ def test_embedded_outputs_and_an_outputs_file_are_refused(
     refused: Any, tmp_path: Path, dataset: str, name: str
 ) -> None:
     _files(tmp_path, {name: dataset, "o.jsonl": '{"id": "q1", "output": ["d1"]}\n'})
-    line = refused(["eval", "-d", name, "-o", "o.jsonl"], f"{name}: sample 'q1': actual_output", "o.jsonl")
+    line = refused(
+        ["eval", "-d", name, "--outputs", "o.jsonl"], f"{name}: sample 'q1': actual_output", "o.jsonl"
+    )
     assert "keep one source" in line
 
 
@@ -194,7 +194,7 @@ BAD_DATASETS = {
 def test_a_dataset_in_an_unknown_shape_is_refused(refused: Any, tmp_path: Path, case: str) -> None:
     name, text, where, what = BAD_DATASETS[case]
     _files(tmp_path, {name: text, "o.jsonl": OUTPUTS})
-    refused(["eval", "-d", name, "-o", "o.jsonl", "--out", "res"], where, what)
+    refused(["eval", "-d", name, "--outputs", "o.jsonl", "--out", "res"], where, what)
 
 
 # -- paths, options, config and the judge: block --------------------------------------------------------
@@ -204,7 +204,7 @@ def test_a_dataset_in_an_unknown_shape_is_refused(refused: Any, tmp_path: Path, 
     ("flag", "fragments"),
     [
         ("-d", ("D: is a directory",)),
-        ("-o", ("D: is a directory",)),
+        ("--outputs", ("D: is a directory",)),
         ("--index-stats", ("D: is a directory",)),
         ("--config", ("D: is a directory, expected a config file",)),
         ("--judge-config", ("D: is a directory",)),
@@ -217,7 +217,7 @@ def test_a_directory_where_a_file_is_expected_says_so(
 ) -> None:
     (tmp_path / "D").mkdir()
     argv = _eval(tmp_path, "o.jsonl", OUTPUTS)
-    if flag in ("-d", "-o"):
+    if flag in ("-d", "--outputs"):
         argv[argv.index(flag) + 1] = "D"
     else:
         argv += [flag, "D"]
@@ -311,7 +311,9 @@ def test_a_config_judge_block_with_only_a_cache_path_is_read(accepted: Any, tmp_
     _files(
         tmp_path, {"ragmeter.yaml": "judge:\n  cache_path: c.sqlite\n", "d.yaml": DATASET, "o.jsonl": OUTPUTS}
     )
-    out = json.loads(accepted(["eval", "-d", "d.yaml", "-o", "o.jsonl", "-m", "mrr", "--no-judge", "--json"]))
+    out = json.loads(
+        accepted(["eval", "-d", "d.yaml", "--outputs", "o.jsonl", "-m", "mrr", "--no-judge", "--json"])
+    )
     assert out["aggregate"] == {"mrr": 1.0}
 
 
@@ -370,7 +372,7 @@ def test_a_failed_call_on_an_unanswerable_question_is_unscored_not_a_hallucinati
         "false_abstention_rate",
         "error_rate",
     ]
-    argv = ["eval", "-d", "d.yaml", "-o", "o.jsonl", "--json", "--out", "res"]
+    argv = ["eval", "-d", "d.yaml", "--outputs", "o.jsonl", "--json", "--out", "res"]
     out = json.loads(accepted([*argv, *(f"-m{m}" for m in metrics)]))
     assert out["aggregate"] == {
         "hallucination_rate_unanswerable": 0.0,

@@ -32,6 +32,15 @@ BROKEN = {
     "single quotes": ("{'a': 1}\n", ":1: invalid JSON (Expecting property name enclosed in double quotes)"),
     "comment": ('{"a": 1 // one\n}\n', ":1: invalid JSON (Expecting ',' delimiter)"),
     "raw control character": ('{"a": "x\ty"}\n', ":1: invalid JSON (Invalid control character at)"),
+    # A surrogate pair is one character; half of one is not (no UTF-8 file can hold it).
+    "lone surrogate": (
+        '{"a": "\\ud83d\\ude00",\n "t": ["x\\ud800y"]}\n',
+        ":2: t[0]: \\ud800 is half of a UTF-16 surrogate pair",
+    ),
+    "lone low surrogate in a key": (
+        '{"k\\udc00": 1}\n',
+        ":1: ['k\\udc00']: \\udc00 is half of a UTF-16 surrogate pair",
+    ),
 }
 
 

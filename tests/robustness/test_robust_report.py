@@ -162,3 +162,26 @@ def test_a_report_of_good_results_is_written(accepted: Any, res: Path) -> None:
     accepted(["report", "res"])
     page = (res / "report.html").read_text(encoding="utf-8")
     assert 'data-metric="mrr"' in page and "0.7500" in page
+
+
+@pytest.mark.parametrize(
+    ("name", "change"),
+    [
+        ("config.json", {"suite": "a text"}),
+        ("config.json", {"suite": {"resolved_paths": 3}}),
+        ("config.json", {"suite": {"resolved_paths": {"dataset": ["a"]}}}),
+        ("metrics.json", {"provenance": {"inputs": {"dataset": "tests.yaml", "outputs": 7}}}),
+        ("metrics.json", {"provenance": {"inputs": "x", "judge": {"log": "judge_log.jsonl"}}}),
+    ],
+    ids=["suite-text", "paths-number", "dataset-list", "inputs-text", "judge-log-text"],
+)
+def test_odd_shapes_in_the_informational_parts_still_give_a_report(
+    accepted: Any, res: Path, name: str, change: dict[str, Any]
+) -> None:
+    """config.json and the provenance only point the drill-down at files: an odd shape there is no crash."""
+    path = res / name
+    data = json.loads(path.read_text(encoding="utf-8")) if path.exists() else {}
+    data.update(change)
+    path.write_text(json.dumps(data), encoding="utf-8")
+    accepted(["report", "res"])
+    assert 'data-metric="mrr"' in (res / "report.html").read_text(encoding="utf-8")

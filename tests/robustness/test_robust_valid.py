@@ -97,7 +97,9 @@ def test_yaml_ids_and_answers_keep_their_text(accepted: Any, tmp_path: Path, lin
     ]
     text = line_end.join(json.dumps(o) for o in outputs) + line_end
     (tmp_path / "o.jsonl").write_text(bom + text, encoding="utf-8", newline="")
-    out = accepted(["eval", "-d", "d.yaml", "-o", "o.jsonl", "-m", "hit@1", "-m", "recall@2", "--json"])
+    out = accepted(
+        ["eval", "-d", "d.yaml", "--outputs", "o.jsonl", "-m", "hit@1", "-m", "recall@2", "--json"]
+    )
     result = json.loads(out)
     assert result["per_query"] == {
         "0017": {"hit@1": 1.0, "recall@2": 1.0},
@@ -117,7 +119,7 @@ def test_line_and_paragraph_separators_inside_json_strings_are_read(accepted: An
     outputs = [{"id": "q\u20281", "output": {"retrieved": ["x", "d\u20291"], "answer": "l1\u2028l2"}}]
     outputs.append({"id": "q2", "output": ["d2"]})
     (tmp_path / "o.jsonl").write_text("".join(json.dumps(o, ensure_ascii=False) + "\r\n" for o in outputs))
-    result = json.loads(accepted(["eval", "-d", "d.jsonl", "-o", "o.jsonl", "-m", "mrr", "--json"]))
+    result = json.loads(accepted(["eval", "-d", "d.jsonl", "--outputs", "o.jsonl", "-m", "mrr", "--json"]))
     assert result["per_query"] == {"q\u20281": {"mrr": 0.5}, "q2": {"mrr": 1.0}}
 
 
@@ -153,7 +155,7 @@ def test_a_run_whose_system_answers_with_u2028_is_read_resumed_and_reported(
     )
     assert resumed["aggregate"] == {"hit@1": 1.0} and resumed["n_queries"] == 3
     again = json.loads(
-        accepted(["eval", "-d", "d.jsonl", "-o", "out/outputs.jsonl", "-m", "hit@1", "--json"])
+        accepted(["eval", "-d", "d.jsonl", "--outputs", "out/outputs.jsonl", "-m", "hit@1", "--json"])
     )
     assert again["per_query"] == {f"q{i}": {"hit@1": 1.0} for i in range(3)}
     assert "wrote" in accepted(["report", "out", "--out", "r.html"])
@@ -180,7 +182,9 @@ def test_a_config_and_a_suite_with_a_byte_order_mark_and_crlf_are_read(accepted:
     (tmp_path / "d.yaml").write_text("samples:\n  - {id: q1, expected_output: [d1]}\n", encoding="utf-8")
     (tmp_path / "o.jsonl").write_text('{"id": "q1", "output": ["x", "d1"]}\n', encoding="utf-8")
     result = json.loads(
-        accepted(["eval", "-d", "d.yaml", "-o", "o.jsonl", "-m", "hit", "--config", "c.yaml", "--json"])
+        accepted(
+            ["eval", "-d", "d.yaml", "--outputs", "o.jsonl", "-m", "hit", "--config", "c.yaml", "--json"]
+        )
     )
     assert result["aggregate"] == {"hit@1": 0.0}, "default_k 1 from the config: d1 is second"
 

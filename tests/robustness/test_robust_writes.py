@@ -642,3 +642,30 @@ def test_logs_keep_lines_with_unicode_line_separators(tmp_path: Path) -> None:
     trial_log.append({"type": "trial", "kind": "random", "index": 0, "answer": "x\u2029y\x85z"})
     trial_log.close()
     assert read_log(trials).trials[0]["answer"] == "x\u2029y\x85z"
+
+
+def test_a_file_name_that_is_not_utf8_is_written_as_u_fffd_and_read_back(
+    accepted: Any, tmp_path: Path
+) -> None:
+    """The name's undecodable byte reaches the provenance as U+FFFD, so ragmeter can read its own results."""
+    qrels = os.fsdecode(b"q\xff.txt")  # Python holds the byte 0xff as the lone surrogate U+DCFF
+    (tmp_path / qrels).write_text("q1 0 d1 1\n", encoding="utf-8")
+    (tmp_path / "run.txt").write_text("q1 Q0 d1 1 1.0 r\n", encoding="utf-8")
+    accepted(["eval", "--qrels", qrels, "--run", "run.txt", "-m", "mrr", "--out", "res"])
+    recorded = json.loads((tmp_path / "res" / "metrics.json").read_text(encoding="utf-8"))
+    assert recorded["provenance"]["inputs"]["qrels"]["path"] == "q\ufffd.txt"
+    accepted(["report", "res"])
+    accepted(["compare", "res", "res", "--resamples", "100"])
+
+
+def test_lone_surrogates_are_written_as_u_fffd_by_every_writer(tmp_path: Path) -> None:
+    write_text_atomic(tmp_path / "a.txt", "x\udcffy")
+    write_json_atomic(tmp_path / "b.json", {"k": "x\udcffy", "pair": "\U0001f600"})
+    with AppendLog(tmp_path / "c.jsonl") as log:
+        log.append(json.dumps({"k": "x\ud800"}))  # ensure_ascii: the escape is rewritten
+    assert (tmp_path / "a.txt").read_text(encoding="utf-8") == "x\ufffdy"
+    assert json.loads((tmp_path / "b.json").read_text(encoding="utf-8")) == {
+        "k": "x\ufffdy",
+        "pair": "\U0001f600",
+    }
+    assert json.loads((tmp_path / "c.jsonl").read_text(encoding="utf-8")) == {"k": "x\ufffd"}

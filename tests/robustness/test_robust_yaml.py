@@ -20,6 +20,10 @@ BOMB = "a: &a [x, x, x, x, x, x, x, x, x]\n" + "".join(
 
 # Bad YAML that every YAML reader refuses: (text, expected fragment after "FILE:").
 BROKEN = {
+    "escaped surrogate": (
+        'a: 1\nb: "x\\ud83d\\ude00"\n',
+        ":2: b: \\ud83d is half of a UTF-16 surrogate pair",
+    ),
     "repeated key": ("a: 1\nb: 2\na: 3\n", ":3: duplicate key 'a' (first at line 1)"),
     "alias bomb": (BOMB, ":6: invalid YAML (aliases expand to more than 200,000 values)"),
     "recursive alias": ("a: &x [1, *x]\n", ":1: invalid YAML (an alias refers to a value that contains it)"),

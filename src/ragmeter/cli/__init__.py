@@ -29,17 +29,35 @@ if TYPE_CHECKING:
 def _build_app() -> typer.Typer:
     import typer
 
+    from ragmeter.cli.once import OnceGroup
+
     built = typer.Typer(
+        cls=OnceGroup,
         name="ragmeter",
         help="Measure retrieval, RAG and agentic search systems.",
         no_args_is_help=True,
         add_completion=False,
         pretty_exceptions_enable=False,
         rich_markup_mode=None,
+        context_settings={"help_option_names": ["-h", "--help"]},
     )
 
-    @built.callback()
-    def _group() -> None:
+    def _version(value: bool) -> None:
+        if value:
+            from ragmeter import __version__
+
+            typer.echo(f"ragmeter {__version__}")
+            raise typer.Exit()
+
+    @built.callback(
+        epilog="Examples:\n\n\b\n  ragmeter eval --qrels qrels.txt --run run.txt -m ndcg@10\n"
+        "  ragmeter run examples/suite.yaml\n\nRun 'ragmeter COMMAND -h' for a command's options and examples."
+    )
+    def _group(
+        version: bool = typer.Option(
+            False, "--version", "-V", callback=_version, is_eager=True, help="Print the version and exit."
+        ),
+    ) -> None:
         """Measure retrieval, RAG and agentic search systems."""
         # A callback keeps ragmeter a group of commands even when only one command is registered.
 
@@ -104,7 +122,7 @@ def _main(argv: list[str] | None) -> None:
     gc.set_threshold(50_000)
     command = next((a for a in args if not a.startswith("-")), None)
     try:
-        if command == "eval" and "--help" not in args:
+        if command == "eval" and not _wants_help(args):
             from ragmeter.cli.eval_fast import fast_eval
 
             if fast_eval(args):
@@ -117,7 +135,7 @@ def _main(argv: list[str] | None) -> None:
 
 def _run_app(args: list[str], command: str | None) -> Any:
     """Build the commands needed and run typer's app."""
-    if command in _MODULE_OF and "--help" not in args:
+    if command in _MODULE_OF and not _wants_help(args):
         importlib.import_module(f"ragmeter.cli.{_MODULE_OF[command]}")
     else:  # help, or an unknown command: every command, for the list and the did-you-mean
         _register_commands()
@@ -165,8 +183,20 @@ def _fail(exc: BaseException, *, debug: bool) -> NoReturn:
         where = f"{exc.filename}: " if exc.filename else ""
         _echo(f"Error: {where}{exc.strerror or exc}")
         sys.exit(EXIT_ERROR)
+    if isinstance(exc, ModuleNotFoundError):  # an optional package this command needs is not installed
+        from ragmeter.extras import missing_extra_message
+
+        hint = missing_extra_message(exc.name or "")
+        if hint is not None:
+            _echo(f"Error: {hint}")
+            sys.exit(EXIT_ERROR)
     _echo(
         f"Error: internal error ({type(exc).__name__}: {exc}); rerun with --debug for the traceback "
         "and please report it"
     )
     sys.exit(EXIT_ERROR)
+
+
+def _wants_help(args: list[str]) -> bool:
+    """Whether ``-h`` or ``--help`` is among the arguments (help lists every command)."""
+    return "--help" in args or "-h" in args

@@ -16,6 +16,7 @@ from rich.console import Console
 from rich.table import Table
 
 from ragmeter.cli import app
+from ragmeter.cli.options import examples
 from ragmeter.errors import ConfigError
 
 if TYPE_CHECKING:
@@ -111,7 +112,13 @@ def print_agentic(result: AgenticResult, console: Console, err: Console) -> None
         err.print(f"[yellow]warning:[/] {warning}", highlight=False, markup=True)
 
 
-@app.command("agentic")
+@app.command(
+    "agentic",
+    epilog=examples(
+        "ragmeter agentic -t traces.jsonl -l labels.jsonl",
+        "ragmeter agentic -t otel.json --format otel --search-tool 'web_*' -o agentic.json",
+    ),
+)
 def agentic_command(
     traces: Annotated[Path, typer.Option("--traces", "-t", help="Trace file (JSONL or JSON).")],
     labels: Annotated[

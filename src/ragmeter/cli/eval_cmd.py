@@ -9,24 +9,78 @@ import typer
 from rich.console import Console
 
 from ragmeter.cli import app
-from ragmeter.cli.options import finite, output_file, output_folder
+from ragmeter.cli.options import examples, finite, output_file, parse_columns, results_folder
 from ragmeter.cli.render import JudgeConsole
 from ragmeter.cli.run_cmd import ExecutorOption, RayAddressOption
 from ragmeter.errors import ConfigError
 from ragmeter.metrics.names import MAX_K
 
 
-@app.command("eval")
+@app.command(
+    "eval",
+    epilog=examples(
+        "ragmeter eval --qrels qrels.txt --run run.txt -m ndcg@10 -m map",
+        "ragmeter eval --qrels beir/scifact --run run.json -m ndcg@10 --format trec",
+        "ragmeter eval -d tests.yaml --outputs outputs.jsonl -o results/",
+        "ragmeter eval -d ragas_rows.jsonl --limit 20",
+        "ragmeter eval --qrels qrels.parquet --run run.csv --columns q_id=query,score=sim",
+    ),
+)
 def eval_command(
     dataset: Annotated[
-        Path | None, typer.Option("--dataset", "-d", help="Samples file (YAML, JSON or JSONL).")
+        str | None,
+        typer.Option(
+            "--dataset",
+            "-d",
+            metavar="SOURCE",
+            help="Samples: YAML/JSON/JSONL/CSV file (ragmeter, RAGAS or DeepEval rows), a BEIR folder, "
+            "a saved Hugging Face dataset or irds:<id>.",
+        ),
     ] = None,
     outputs: Annotated[
         Path | None,
-        typer.Option("--outputs", "-o", help="Recorded outputs (JSONL or JSON keyed by sample id)."),
+        typer.Option(
+            "--outputs",
+            help="Recorded outputs: JSONL, JSON keyed by sample id, or a ranx/pytrec_eval run {qid: {docid: score}}.",
+        ),
     ] = None,
-    qrels: Annotated[Path | None, typer.Option("--qrels", help="TREC qrels file.")] = None,
-    run: Annotated[Path | None, typer.Option("--run", help="TREC run file.")] = None,
+    qrels: Annotated[
+        str | None,
+        typer.Option(
+            "--qrels",
+            metavar="SOURCE",
+            help="Qrels: TREC file (gz/bz2/zst too), ranx/pytrec_eval JSON, CSV/TSV/parquet, a BEIR folder, "
+            "a saved Hugging Face dataset, irds:<id> or - (stdin).",
+        ),
+    ] = None,
+    run: Annotated[
+        str | None,
+        typer.Option(
+            "--run",
+            metavar="SOURCE",
+            help="Run: TREC file (gz/bz2/zst too), ranx/pytrec_eval JSON, CSV/TSV/parquet, "
+            "a saved Hugging Face dataset, irds:<id> or - (stdin).",
+        ),
+    ] = None,
+    columns: Annotated[
+        str | None,
+        typer.Option(
+            "--columns",
+            metavar="FIELD=COLUMN,...",
+            help="Read these fields from other columns (q_id, doc_id, score, rel; for samples id, input, "
+            "expected_output, answer, contexts, expected_answer).",
+        ),
+    ] = None,
+    split: Annotated[
+        str | None,
+        typer.Option(
+            "--split", metavar="NAME", help="Split of a BEIR folder (default test) or Hugging Face dataset."
+        ),
+    ] = None,
+    limit: Annotated[
+        int | None,
+        typer.Option("--limit", min=1, metavar="N", help="A quick look: evaluate only the first N queries."),
+    ] = None,
     metric: Annotated[
         list[str] | None,
         typer.Option(
@@ -67,8 +121,21 @@ def eval_command(
     ] = None,
     out: Annotated[
         Path | None,
-        typer.Option("--out", help="Write metrics.json and per_query.jsonl here.", callback=output_folder),
+        typer.Option(
+            "--out",
+            "-o",
+            help="Write metrics.json and per_query.jsonl into this folder.",
+            callback=results_folder,
+        ),
     ] = None,
+    output_format: Annotated[
+        str,
+        typer.Option(
+            "--format",
+            metavar="table|json|trec",
+            help="What to print: the table, one JSON object, or trec_eval -q lines (metric, query, value).",
+        ),
+    ] = "table",
     trec_compat: Annotated[
         bool,
         typer.Option(
@@ -142,17 +209,26 @@ def eval_command(
     executor: ExecutorOption = "local",
     ray_address: RayAddressOption = None,
 ) -> None:
-    """Score recorded outputs against a dataset, or a TREC run against qrels."""
+    """Score recorded outputs against a dataset, or a run against qrels."""
+    from ragmeter.io.table_readers import file_sources
+
     if qrels is not None and run is not None:
         from ragmeter.io.digests import hash_in_background
 
-        hash_in_background((qrels, run))  # on another core while numpy and pyarrow are imported
+        hash_in_background(file_sources(qrels, run))  # on another core while numpy and pyarrow are imported
     from ragmeter.api import evaluate, evaluate_trec
     from ragmeter.cli.render import parse_breakdowns, print_result
 
+    if output_format not in OUTPUT_FORMATS:
+        raise ConfigError(f"--format must be one of {', '.join(OUTPUT_FORMATS)}, got {output_format!r}")
+    if as_json:
+        output_format = "json"
+    mapping = parse_columns(columns)
     trec_mode = qrels is not None or run is not None
     if trec_mode and (dataset is not None or outputs is not None):
         raise ConfigError("give either --dataset/--outputs or --qrels/--run, not both")
+    if qrels == "-" and run == "-":
+        raise ConfigError("--qrels and --run cannot both read standard input (-)")
     if trec_mode and (index_stats is not None or snippet_matching is not None):
         raise ConfigError("--index-stats and --snippet-matching apply to --dataset evaluations only")
     judge_options = [
@@ -197,13 +273,17 @@ def eval_command(
             from ragmeter.cli.run_cmd import executor_note
             from ragmeter.partitioned_trec import evaluate_trec_partitioned
 
+            if len(file_sources(qrels, run)) != 2 or mapping or split or limit:
+                raise ConfigError(
+                    "--executor ray reads TREC files (--qrels and --run as files, without --columns, --split or --limit)"
+                )
             try:
-                result = evaluate_trec_partitioned(qrels, run, executor=runner, **options)
+                result = evaluate_trec_partitioned(Path(qrels), Path(run), executor=runner, **options)
                 Console(stderr=True).print(executor_note(runner.describe()), markup=False, highlight=False)
             finally:
                 runner.close()
         else:
-            result = evaluate_trec(qrels, run, **options)
+            result = evaluate_trec(qrels, run, columns=mapping, split=split, limit=limit, **options)
     else:
         if dataset is None:
             raise ConfigError("nothing to evaluate: give --dataset (with --outputs) or --qrels and --run")
@@ -211,7 +291,7 @@ def eval_command(
             raise ConfigError("--complete applies to TREC runs (--qrels/--run) only")
         from ragmeter.judges.answers import DEFAULT_LOG_NAME
 
-        observer = JudgeConsole(Console(stderr=True), say_budget_stop=as_json)
+        observer = JudgeConsole(Console(stderr=True), say_budget_stop=output_format != "table")
         try:
             result = evaluate(
                 dataset,
@@ -229,6 +309,9 @@ def eval_command(
                 max_cost=max_cost,
                 reliability=reliability,
                 judge_observer=observer,
+                columns=mapping,
+                split=split,
+                limit=limit,
             )
         finally:
             observer.close()
@@ -237,13 +320,24 @@ def eval_command(
     if record or history is not None:
         from ragmeter.report.history import default_history_path, record_run
 
-        label = (run or dataset or Path("eval")).name
+        label = Path(run or dataset or "eval").name
         record_run(
             result, db=history or default_history_path(), label=label, source=str(out) if out else None
         )
-    if as_json:
+    if output_format == "json":
         typer.echo(result.to_json_text())
+    elif output_format == "trec":
+        from ragmeter.report.trec_text import per_query_trec_text
+
+        typer.echo(per_query_trec_text(result), nl=False)
+        err = Console(stderr=True)
+        for warning in result.warnings:
+            err.print(f"warning: {warning}", markup=False, highlight=False, soft_wrap=True)
     else:
         print_result(result, Console(), Console(stderr=True), breakdowns=dims)
-        if out is not None:
-            Console(stderr=True).print(f"wrote {out / 'metrics.json'} and {out / 'per_query.jsonl'}")
+    if out is not None and output_format != "json":
+        Console(stderr=True).print(f"wrote {out / 'metrics.json'} and {out / 'per_query.jsonl'}")
+
+
+OUTPUT_FORMATS = ("table", "json", "trec")
+"""What ``eval --format`` prints."""

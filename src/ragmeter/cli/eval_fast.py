@@ -4,13 +4,18 @@ typer checks every option of a command with pydantic, and the full ``eval`` comm
 and the dataset evaluation too: for a small TREC run that start-up costs more than the
 evaluation itself. When every argument is one a plain TREC evaluation with ``--json`` takes,
 written plainly (``--qrels``, ``--run``, ``-m``/``--metric``, ``-k``, ``-l``/``--relevance-level``,
-``-c``/``--complete``, ``--trec-compat``), and no config file is in play, this module reads them
-itself and prints the same JSON. Anything else — help, another option, a value typer would
-refuse, a repeated option, a ``ragmeter.yaml`` — goes to the full command, with its own messages.
+``-c``/``--complete``, ``--trec-compat``), both inputs are plain TREC files on disk and no config
+file is in play, this module reads them itself and prints the same JSON. Anything else — help,
+another option (``--format``, ``-o``, ``--columns``, ``--split``, ``--limit``...), a value typer
+would refuse, a repeated option, standard input (``-``), a compressed file, a JSON, CSV or parquet
+file, a folder, ``irds:``, a ``ragmeter.yaml`` — goes to the full command, with its own messages.
 
->>> parse_eval_args(["eval", "--qrels", "q", "--run=r", "-m", "mrr", "-k", "5", "--json"])["k"]
+>>> import tempfile, pathlib
+>>> q = pathlib.Path(tempfile.mkdtemp()) / "qrels.txt"
+>>> _ = q.write_text("q1 0 d1 1\n")
+>>> parse_eval_args(["eval", "--qrels", str(q), f"--run={q}", "-m", "mrr", "-k", "5", "--json"])["k"]
 5
->>> parse_eval_args(["eval", "--qrels", "q", "--run", "r", "--json", "--out", "x"]) is None
+>>> parse_eval_args(["eval", "--qrels", str(q), "--run", str(q), "--json", "--out", "x"]) is None
 True
 """
 
@@ -23,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from ragmeter.config_defaults import CONFIG_FILENAME
+from ragmeter.io.text_files import TABLE_SUFFIXES, compression_of
 from ragmeter.metrics.names import MAX_K
 
 _FLAGS = {"--json": "json", "--trec-compat": "trec_compat", "--complete": "complete", "-c": "complete"}
@@ -59,7 +65,11 @@ def parse_eval_args(args: list[str]) -> dict[str, Any] | None:
             found["metric"].append(value)
         else:
             found[key] = value
-    if not (found.get("json") and found.get("qrels") and found.get("run")) or Path(CONFIG_FILENAME).is_file():
+    if not (
+        found.get("json") and _plain_trec_file(found.get("qrels")) and _plain_trec_file(found.get("run"))
+    ):
+        return None
+    if Path(CONFIG_FILENAME).is_file():
         return None
     if "k" in found:
         k = found["k"]
@@ -75,12 +85,21 @@ def parse_eval_args(args: list[str]) -> dict[str, Any] | None:
     return found
 
 
+def _plain_trec_file(value: str | None) -> bool:
+    """Whether ``value`` names a file that is read as TREC text, uncompressed (``-``, ``irds:``: no)."""
+    if value is None or value.startswith("irds:"):
+        return False
+    path = Path(value)
+    suffix = path.suffix.lower()
+    return compression_of(path) is None and suffix not in TABLE_SUFFIXES and path.is_file()
+
+
 def fast_eval(args: list[str]) -> bool:
     """Run a plain TREC evaluation and print its JSON; ``False`` (nothing done) when it is not one."""
     found = parse_eval_args(args)
     if found is None:
         return False
-    qrels, run = Path(found["qrels"]), Path(found["run"])
+    qrels, run = found["qrels"], found["run"]
     from ragmeter.io.digests import hash_in_background
 
     hash_in_background((qrels, run))  # on another core while numpy and pyarrow are imported

@@ -11,18 +11,23 @@ from rich.console import Console
 from rich.table import Table
 
 from ragmeter.cli import app
-from ragmeter.cli.options import finite
+from ragmeter.cli.once import OnceGroup
+from ragmeter.cli.options import examples, finite
 from ragmeter.progress import make_progress
 
 cache_app = typer.Typer(
+    cls=OnceGroup,
     name="cache",
     help="Inspect or clear the judge cache (SQLite).",
+    epilog=examples("ragmeter cache stats"),
     no_args_is_help=True,
     rich_markup_mode=None,
 )
 calibrate_app = typer.Typer(
+    cls=OnceGroup,
     name="calibrate",
     help="Calibrate thresholds from labelled examples.",
+    epilog=examples("ragmeter calibrate bertscore pairs.jsonl"),
     no_args_is_help=True,
     rich_markup_mode=None,
 )
@@ -66,7 +71,7 @@ def _cache_path(path: Path | None, config: Path | None) -> Path:
     return file
 
 
-@cache_app.command("stats")
+@cache_app.command("stats", epilog=examples("ragmeter cache stats", "ragmeter cache stats --json"))
 def cache_stats_command(
     path: PathOption = None,
     config: ConfigOption = None,
@@ -110,7 +115,7 @@ def cache_stats_command(
         Console().print(table)
 
 
-@cache_app.command("clear")
+@cache_app.command("clear", epilog=examples("ragmeter cache clear --judge groundedness"))
 def cache_clear_command(
     path: PathOption = None,
     config: ConfigOption = None,
@@ -142,7 +147,7 @@ def cache_clear_command(
     typer.echo(f"removed {removed} cached judgement{'s' if removed != 1 else ''} from {file}")
 
 
-@calibrate_app.command("bertscore")
+@calibrate_app.command("bertscore", epilog=examples("ragmeter calibrate bertscore pairs.jsonl"))
 def calibrate_bertscore_command(
     pairs: Annotated[
         Path,

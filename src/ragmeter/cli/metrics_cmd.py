@@ -10,6 +10,7 @@ from rich.table import Table
 from rich.text import Text
 
 from ragmeter.cli import app
+from ragmeter.cli.options import examples
 
 CUTOFF_HELP = {
     "default": "NAME@K; plain NAME takes k by precedence (sample, -k, config, 5); NAME@all: the whole list",
@@ -25,7 +26,7 @@ NEEDS_HELP = {
 }
 
 
-@app.command("metrics")
+@app.command("metrics", epilog=examples("ragmeter metrics", "ragmeter metrics --json"))
 def metrics_command(
     as_json: Annotated[bool, typer.Option("--json", help="Print the registry as JSON.")] = False,
 ) -> None:

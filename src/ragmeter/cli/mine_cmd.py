@@ -14,7 +14,8 @@ from rich.console import Console
 from rich.table import Table
 
 from ragmeter.cli import app
-from ragmeter.cli.options import finite, output_file, output_folder
+from ragmeter.cli.once import OnceGroup
+from ragmeter.cli.options import NoInputO, examples, finite, output_file, output_folder
 from ragmeter.cli.run_cmd import ExecutorOption, RayAddressOption, executor_note
 from ragmeter.errors import ConfigError
 from ragmeter.metrics.names import MAX_K
@@ -29,7 +30,7 @@ except ImportError:  # pragma: no cover - depends on the installed typer
     from click import Context  # type: ignore[assignment]
 
 
-class _DefaultRunGroup(typer.core.TyperGroup):
+class _DefaultRunGroup(OnceGroup):
     """A group whose first argument, when it is not a subcommand, is the registry of ``run``."""
 
     def parse_args(self, ctx: Context, args: list[str]) -> list[str]:
@@ -125,6 +126,7 @@ mine_app = typer.Typer(
         "Mine a retrieval dataset: which candidate documents empirically help a blind solver pass "
         "(Monte Carlo relevance verification). 'ragmeter mine REGISTRY' is short for 'ragmeter mine run REGISTRY'."
     ),
+    epilog=examples("ragmeter mine examples/mining/registry.yaml -o mined.yaml"),
     no_args_is_help=True,
     add_completion=False,
     rich_markup_mode=None,
@@ -132,7 +134,7 @@ mine_app = typer.Typer(
 app.add_typer(mine_app, name="mine")
 
 
-@mine_app.command("run")
+@mine_app.command("run", epilog=examples("ragmeter mine examples/mining/registry.yaml -o mined.yaml"))
 def mine_run(
     registry: Annotated[Path, typer.Argument(help="Benchmark registry (YAML or JSON).", show_default=False)],
     out: Annotated[
@@ -262,15 +264,18 @@ def mine_run(
         raise ConfigError(f"{len(outcome.incomplete)} question(s) not decided ({names}{more}){hint}")
 
 
-@mine_app.command("analyze")
+@mine_app.command(
+    "analyze", epilog=examples("ragmeter mine analyze -d mined.yaml --outputs outputs.jsonl -k 10")
+)
 def mine_analyze(
     dataset: Annotated[
         Path,
         typer.Option("--dataset", "-d", help="A dataset written by 'ragmeter mine'.", show_default=False),
     ],
     outputs: Annotated[
-        Path, typer.Option("--outputs", "-o", help="Ranked outputs: JSONL {id, output}.", show_default=False)
+        Path, typer.Option("--outputs", help="Ranked outputs: JSONL {id, output}.", show_default=False)
     ],
+    _old_o: NoInputO = None,
     k: Annotated[
         int, typer.Option("-k", min=1, max=MAX_K, help="A YES document outside the top k is a miss.")
     ] = 5,

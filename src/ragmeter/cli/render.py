@@ -49,7 +49,7 @@ def metrics_table(result: EvalResult, *, title: str = "ragmeter") -> Table:
     differ; a cutoff taken by the precedence rule says where it came from.
     """
     metric_info = result.provenance.get("metrics", {})
-    typed = {name: str(metric_info.get(name, {}).get("requested") or name) for name in result.aggregate}
+    typed = result.requested_names()
     renamed = any(typed[name] != name for name in result.aggregate)
     sourced = any(metric_info.get(name, {}).get("k_source") for name in result.aggregate)
     table = Table(title=title, title_justify="left")
@@ -239,6 +239,12 @@ def print_result(
     """
     console.print(metrics_table(result))
     console.print(f"{result.n_queries} queries", end="")
+    limited = result.provenance.get("limited")
+    if limited:
+        console.print(
+            f" [bold yellow](quick look: the first {limited['first']} of {limited['of']}, not a full run)[/]",
+            end="",
+        )
     if result.n_missing_output:
         console.print(f", {result.n_missing_output} without output (scored as empty)", end="")
     console.print()

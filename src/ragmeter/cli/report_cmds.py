@@ -13,7 +13,7 @@ from rich.console import Console
 from rich.table import Table
 
 from ragmeter.cli import app
-from ragmeter.cli.options import check_level, finite
+from ragmeter.cli.options import check_level, examples, finite
 from ragmeter.cli.render import fmt_value, split_columns
 from ragmeter.report import DEFAULT_RESAMPLES
 
@@ -34,7 +34,7 @@ def _plain_table(title: str) -> Table:
 FORMATS = ("text", "json", "markdown", "latex", "html")
 
 
-@app.command("compare")
+@app.command("compare", epilog=examples("ragmeter compare results/baseline results/candidate -m ndcg@10"))
 def compare_command(
     runs: Annotated[
         list[Path],
@@ -142,7 +142,12 @@ def compare_command(
     typer.echo(text.rstrip("\n"))
 
 
-@app.command("gate")
+@app.command(
+    "gate",
+    epilog=examples(
+        "ragmeter gate results/baseline results/candidate --fail-on 'ndcg@10<-0.02' --junit gate.xml"
+    ),
+)
 def gate_command(
     baseline: Annotated[Path, typer.Argument(help=BASELINE_HELP)],
     candidate: Annotated[Path, typer.Argument(help=CANDIDATE_HELP)],
@@ -251,7 +256,7 @@ def history_tables(entries: list[HistoryEntry], names: list[str], *, width: int)
     return tables
 
 
-@app.command("history")
+@app.command("history", epilog=examples("ragmeter history -m ndcg@10 --last 10"))
 def history_command(
     db: Annotated[
         Path | None,
@@ -293,7 +298,7 @@ def history_command(
         console.print(table)
 
 
-@app.command("report")
+@app.command("report", epilog=examples("ragmeter report results/demo -o report.html"))
 def report_command(
     results_dir: Annotated[
         Path,
@@ -306,6 +311,7 @@ def report_command(
         Path | None,
         typer.Option(
             "--out",
+            "-o",
             help="HTML file to write (default: report.html in the results folder or beside the file).",
         ),
     ] = None,

@@ -11,7 +11,7 @@ import typer
 from rich.console import Console
 
 from ragmeter.cli import app
-from ragmeter.cli.options import output_folder
+from ragmeter.cli.options import examples, output_folder
 from ragmeter.errors import ConfigError
 
 if TYPE_CHECKING:
@@ -41,7 +41,14 @@ RayAddressOption = Annotated[
 """``--ray-address``, shared by the commands that can run on Ray."""
 
 
-@app.command("run")
+@app.command(
+    "run",
+    epilog=examples(
+        "ragmeter run examples/suite.yaml --fresh",
+        "ragmeter run suite.yaml --limit 10 -o results/quick",
+        "ragmeter run suite.yaml --resume",
+    ),
+)
 def run_command(
     suite: Annotated[Path, typer.Argument(help="Suite file (YAML or JSON).", show_default=False)],
     resume: Annotated[
@@ -55,7 +62,10 @@ def run_command(
     results_dir: Annotated[
         Path | None,
         typer.Option(
-            "--results-dir", help="Write here instead of the suite's results_dir.", callback=output_folder
+            "--results-dir",
+            "-o",
+            help="Write the results folder here instead of the suite's results_dir.",
+            callback=output_folder,
         ),
     ] = None,
     config: Annotated[
@@ -82,6 +92,10 @@ def run_command(
             "--breakdowns", metavar="DIMS", help="Breakdowns to print: comma-separated dimensions, or 'all'."
         ),
     ] = "category",
+    limit: Annotated[
+        int | None,
+        typer.Option("--limit", min=1, metavar="N", help="A quick look: ask only the first N questions."),
+    ] = None,
     executor: ExecutorOption = "local",
     ray_address: RayAddressOption = None,
 ) -> None:
@@ -126,6 +140,7 @@ def run_command(
             notify=note,
             executor=runner,
             judge_observer=observer,
+            limit=limit,
         )
         if runner.remote:
             note(executor_note(runner.describe()))
@@ -201,6 +216,12 @@ def _show_systems(
         if report:
             _write_report(system.results_dir, history)
     mc = outcome.comparison
+    if mc is not None:  # --limit cut every system alike: said once (a single result says it itself)
+        quick = {
+            w for s in outcome.outcomes.values() for w in s.result.warnings if w.startswith("quick look:")
+        }
+        for warning in sorted(quick):
+            note(f"warning: {warning}")
     if mc is None:  # a single entry under systems: nothing to compare
         (system,) = outcome.outcomes.values()
         if as_json:

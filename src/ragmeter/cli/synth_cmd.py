@@ -10,10 +10,14 @@ import typer
 from rich.console import Console
 
 from ragmeter.cli import app
+from ragmeter.cli.options import examples
 from ragmeter.errors import ConfigError
 
 
-@app.command("synth")
+@app.command(
+    "synth",
+    epilog=examples("ragmeter synth examples/vault -c examples/synth/synth.yaml -o testset.yaml --n 20"),
+)
 def synth_command(
     corpus: Annotated[
         Path,

@@ -70,6 +70,21 @@ def check_k(k: int | None) -> None:
         raise ConfigError(f"the cutoff k (-k / k=) must be at most {MAX_K}, got {k}")
 
 
+def check_limit(limit: int | None) -> None:
+    """Refuse a ``limit`` (first N queries) that is not a whole number >= 1."""
+    if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int) or limit < 1):
+        raise ConfigError(f"the limit (--limit / limit=) must be a whole number >= 1, got {limit!r}")
+
+
+def limit_warning(limit: int, total: int, *, unit: str = "queries") -> str:
+    """What a result evaluated with ``--limit`` says first, so nobody takes it for a full run.
+
+    >>> limit_warning(5, 50)
+    'quick look: only the first 5 of 50 queries were evaluated (--limit 5); this is not a full run'
+    """
+    return f"quick look: only the first {limit} of {total} {unit} were evaluated (--limit {limit}); this is not a full run"
+
+
 def check_level(level: float | None) -> None:
     """Refuse a relevance level that is not > 0."""
     if level is not None and (isinstance(level, bool) or not level > 0):

@@ -5,7 +5,7 @@ for data passed in Python.
 
 >>> samples, source = load_samples([{"id": "q1", "expected_output": ["d1"]}])
 >>> [s.id for s in samples], source
-(['q1'], {'dataset': {'path': None, 'n_samples': 1}})
+(['q1'], {'dataset': {'path': None, 'shape': 'ragmeter samples', 'n_samples': 1}})
 """
 
 from __future__ import annotations
@@ -17,42 +17,40 @@ from typing import Any
 
 from ragmeter.config import RagmeterConfig
 from ragmeter.errors import InputError, RagmeterError
-from ragmeter.io.datasets import load_dataset
 from ragmeter.io.digests import file_sha256
 from ragmeter.io.index_stats import load_index_stats
 from ragmeter.io.outputs import load_outputs_with_sources, outputs_from_mapping, parse_output
-from ragmeter.io.records import validate
+from ragmeter.io.sample_sources import read_samples
 from ragmeter.metrics.indexing import index_coverage, index_provenance
 from ragmeter.schema.outputs import SystemOutput
 from ragmeter.schema.rag import IndexStats
 from ragmeter.schema.samples import Sample
 
-DatasetLike = str | Path | Sequence[Sample | Mapping[str, Any]]
-OutputsLike = str | Path | Mapping[str, Any] | None
+DatasetLike = Any
+"""A dataset file or folder, ``irds:<id>``, a list of samples or rows, a DataFrame or a dataset object."""
+OutputsLike = Any
+"""A file, a mapping of sample id -> output (or a ranx/pytrec_eval run dict), a ranx ``Run``, or None."""
 
 
-def load_samples(dataset: DatasetLike) -> tuple[list[Sample], dict[str, Any]]:
-    """The samples of a dataset file or list (ids unique, at least one) and their provenance."""
-    if isinstance(dataset, (str, Path)):
-        path = Path(dataset)
-        return load_dataset(path), {"dataset": {"path": str(path), "sha256": file_sha256(path)}}
-    if isinstance(dataset, Mapping) or not isinstance(dataset, Sequence):
+def load_samples(
+    dataset: DatasetLike, *, columns: Mapping[str, str] | None = None, split: str | None = None
+) -> tuple[list[Sample], dict[str, Any]]:
+    """The samples of a dataset (any source :mod:`ragmeter.io.sample_sources` reads) and their provenance.
+
+    Ids are unique and there is at least one sample. Rows written as RAGAS or DeepEval write them
+    are mapped to samples (their answers and contexts become embedded outputs); the provenance
+    records the mapping.
+    """
+    if isinstance(dataset, Mapping):
         raise InputError(
-            "not a shape of dataset that ragmeter reads: give a file (YAML, JSON or JSONL) or a list "
-            f"of samples (objects with an 'id'), got {type(dataset).__name__}",
+            "not a shape of dataset that ragmeter reads: give a file or folder, a list of samples, "
+            f"a DataFrame or a dataset object, got {type(dataset).__name__}",
             where="dataset",
         )
-    samples: list[Sample] = []
-    seen: set[str] = set()
-    for index, item in enumerate(dataset):
-        sample = item if isinstance(item, Sample) else validate(Sample, item, where=f"dataset[{index}]")
-        if sample.id in seen:
-            raise InputError(f"duplicate sample id {sample.id!r}", where=f"dataset[{index}]")
-        seen.add(sample.id)
-        samples.append(sample)
-    if not samples:
-        raise InputError("the dataset has no samples", where="dataset")
-    return samples, {"dataset": {"path": None, "n_samples": len(samples)}}
+    samples, provenance = read_samples(dataset, columns=columns, split=split)
+    if provenance.get("path") is None:
+        provenance.pop("sha256", None)
+    return samples, {"dataset": provenance}
 
 
 def load_outputs(
@@ -64,6 +62,8 @@ def load_outputs(
     embedded ``actual_output``. Both at once is an error naming the first embedded one: ragmeter
     never picks one of two answers silently.
     """
+    if type(outputs).__module__.startswith("ranx.") and type(outputs).__name__ == "Run":
+        outputs = outputs.to_dict()  # a ranx Run: its {qid: {docid: score}}
     if outputs is None:
         embedded = {
             s.id: parse_output(s.actual_output, where=f"sample {s.id!r}: actual_output")

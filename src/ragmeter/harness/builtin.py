@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from ragmeter.errors import ConfigError
+from ragmeter.extras import MissingExtraError
 from ragmeter.harness.calls import CallFailed, call_in_thread, describe_exception, question_of
 from ragmeter.harness.suite import BuiltinSystem, LoadedSuite
 from ragmeter.schema.samples import Sample
@@ -45,6 +46,8 @@ class BuiltinAdapter:
         """Build (or load) the index."""
         try:
             await call_in_thread(self._pipeline.build_index)
+        except MissingExtraError:
+            raise
         except Exception as exc:
             raise ConfigError(
                 f"building the index of the builtin pipeline failed: {describe_exception(exc)}"

@@ -72,6 +72,7 @@ def run_systems(
     environ: Mapping[str, str] | None = None,
     executor: Executor | None = None,
     judge_observer: JudgeObserver | None = None,
+    limit: int | None = None,
 ) -> SuiteOutcome:
     """Run every system of a suite on the same questions, score each, and compare them.
 
@@ -98,6 +99,7 @@ def run_systems(
                 environ=environ,
                 executor=executor,
                 say=_prefixed(say, name),
+                limit=limit,
             )
         )
     names = [run.loaded.system_name or run.loaded.suite.name for run in runs]

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from ragmeter.config import RagmeterConfig, load_config
 from ragmeter.errors import ConfigError, InputError, RagmeterError
+from ragmeter.evaluation.arguments import check_limit
 from ragmeter.evaluation.dataset_inputs import check_no_embedded_outputs
 from ragmeter.executors.base import Executor, use_executor
 from ragmeter.harness.adapters import make_adapter
@@ -134,6 +135,7 @@ def _evaluate(
     config: RagmeterConfig | str | Path | None,
     index_stats: Path | None,
     judge_observer: JudgeObserver | None = None,
+    limit: int | None = None,
 ) -> EvalResult:
     from ragmeter.api import evaluate
 
@@ -148,6 +150,7 @@ def _evaluate(
         judge=loaded.suite.judge,
         judge_log=outputs.parent / "judge_log.jsonl" if judged else None,
         judge_observer=judge_observer,
+        limit=limit,
     )
 
 
@@ -165,6 +168,8 @@ class SystemRun:
     session: dict[str, Any]
     warnings: list[str]
     summary: RunSummary = field(default_factory=RunSummary)
+    limit: int | None = None
+    """``--limit``: only the first ``limit`` questions are asked and scored (:attr:`samples` are those)."""
 
     @property
     def outputs_path(self) -> Path:
@@ -229,6 +234,7 @@ class SystemRun:
                     config=config,
                     index_stats=index_stats,
                     judge_observer=judge_observer,
+                    limit=self.limit,
                 )
         except RagmeterError:
             say(
@@ -284,11 +290,15 @@ def prepare_system(
     environ: Mapping[str, str] | None,
     executor: Executor | None,
     say: Notify,
+    limit: int | None = None,
 ) -> SystemRun:
     """Build the adapter, claim the results folder (new, resumed or fresh) and start ``config.json``.
 
-    ``loaded`` is a single-system suite (or one view of a multi-system one).
+    ``loaded`` is a single-system suite (or one view of a multi-system one). ``limit`` asks only
+    the first ``limit`` of ``samples`` (a quick look: recorded in ``config.json`` and said first in
+    the result's warnings); the answers a resumed folder holds beyond it are kept, not scored.
     """
+    check_limit(limit)
     adapter = make_adapter(loaded, default_k=settings.default_k, environ=environ)
     if executor is not None and executor.remote:
         executor.start()  # an unreachable cluster is an error before the results folder is touched
@@ -310,6 +320,7 @@ def prepare_system(
     state = read_journal(outputs_path, repair=True) if continuing else JournalState()
     warnings = list(state.warnings)
     _check_resumed(state, samples, outputs_path)
+    samples = samples[:limit] if limit is not None else samples
     suite_doc = resolved_suite(loaded, results_dir=folder)
     changed = _suite_changes(previous, suite_doc)
     if changed:
@@ -324,6 +335,7 @@ def prepare_system(
         "resumed": continuing,
         "n_resumed": len(state.outputs),
         "executor": executor.describe() if executor is not None else {"kind": "local"},
+        **({"limit": limit} if limit is not None else {}),
     }
     sessions = list(previous.get("sessions", [])) if previous and continuing else []
     sessions.append(session)
@@ -341,7 +353,7 @@ def prepare_system(
     write_json_atomic(folder / CONFIG_FILENAME, doc)
     if continuing:
         say(f"resuming {folder}: {len(state.outputs)} of {len(samples)} questions already answered")
-    return SystemRun(loaded, samples, adapter, settings, folder, state, doc, session, warnings)
+    return SystemRun(loaded, samples, adapter, settings, folder, state, doc, session, warnings, limit=limit)
 
 
 def run_suite(
@@ -357,6 +369,7 @@ def run_suite(
     environ: Mapping[str, str] | None = None,
     executor: Executor | None = None,
     judge_observer: JudgeObserver | None = None,
+    limit: int | None = None,
 ) -> RunOutcome:
     """Run a suite end to end and return the evaluation and the call summary.
 
@@ -365,7 +378,8 @@ def run_suite(
     results folder is an error. ``results_dir`` overrides the suite's.
     ``executor`` (default: this process) is where the system is called and the
     judges' calls are made; ``outputs.jsonl`` is always written here. ``judge_observer`` hears
-    the judges' cost estimate and progress. A suite with several ``systems`` is run by
+    the judges' cost estimate and progress. ``limit`` asks only the first ``limit`` questions
+    (see :func:`prepare_system`). A suite with several ``systems`` is run by
     :func:`~ragmeter.harness.multi_run.run_systems`.
     """
     say: Notify = notify or (lambda _message: None)
@@ -385,6 +399,7 @@ def run_suite(
         environ=environ,
         executor=executor,
         say=say,
+        limit=limit,
     )
     sink = progress or QuestionProgress(make_progress(quiet=quiet))
     try:

@@ -27,8 +27,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-import jmespath
-import jmespath.exceptions
+from ragmeter.extras import import_optional
 
 ENV_REFERENCE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
 PLACEHOLDER = re.compile(r"\{\{\s*(.*?)\s*\}\}")
@@ -55,6 +54,13 @@ def expand_env(text: str, environ: Mapping[str, str]) -> str:
     return ENV_REFERENCE.sub(value, text)
 
 
+def _jmespath() -> Any:
+    """The ``jmespath`` package (of the ``http`` extra), imported when an expression is first compiled."""
+    return import_optional(
+        "jmespath", needed_for="JMESPath expressions (http system templates, response fields)"
+    )
+
+
 def compile_jmespath(expression: str) -> Any:
     """Compile a JMESPath expression; a syntax error becomes a one-line :class:`TemplateError`.
 
@@ -67,6 +73,7 @@ def compile_jmespath(expression: str) -> Any:
     """
     if not expression.strip():
         raise TemplateError("empty JMESPath expression")
+    jmespath = _jmespath()
     try:
         return jmespath.compile(expression)
     except jmespath.exceptions.JMESPathError as exc:
@@ -152,6 +159,6 @@ def render_template(template: Any, context: Mapping[str, Any]) -> Any:
                 out.append(_as_text(expression.search(context), source))
                 out.append(piece)
             return "".join(out)
-    except jmespath.exceptions.JMESPathError as exc:
+    except _jmespath().exceptions.JMESPathError as exc:
         raise TemplateError(f"template expression failed: {str(exc).splitlines()[0]}") from None
     return template

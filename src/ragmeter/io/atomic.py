@@ -40,6 +40,7 @@ from contextlib import ExitStack, contextmanager, suppress
 from pathlib import Path
 from typing import Any
 
+from ragmeter.io.text_files import writable
 from ragmeter.redaction import redact as _redact
 
 CHUNK_BYTES = 1 << 20
@@ -130,10 +131,7 @@ class StagedFile:
 
     def write(self, data: str | bytes) -> int:
         """Add ``data`` (text is redacted first); returns its length."""
-        if isinstance(data, str):
-            chunk = (_redact(data) if self._redact else data).encode("utf-8")
-        else:
-            chunk = bytes(data)
+        chunk = writable(_redact(data) if self._redact else data) if isinstance(data, str) else bytes(data)
         self._buffer.append(chunk)
         self._buffered += len(chunk)
         if self._buffered >= CHUNK_BYTES:
@@ -256,7 +254,7 @@ class AppendLog:
 
     def append(self, line: str) -> None:
         """Write ``line`` (redacted, a newline added) as one whole line."""
-        data = (_redact(line) + "\n").encode("utf-8")
+        data = writable(_redact(line) + "\n")
         with self._lock:
             start = os.lseek(self._fd, 0, os.SEEK_END)
             try:

@@ -1,4 +1,4 @@
-"""Load evaluation datasets (samples) from YAML, JSON or JSONL.
+"""Load evaluation datasets (samples): ragmeter's YAML/JSON/JSONL, and every other source :mod:`ragmeter.io.sample_sources` reads.
 
 >>> import tempfile, pathlib
 >>> p = pathlib.Path(tempfile.mkdtemp()) / "d.yaml"
@@ -11,28 +11,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ragmeter.errors import InputError
-from ragmeter.io.records import read_record_list, validate
+from ragmeter.io.sample_sources import read_samples
 from ragmeter.schema.samples import Sample
 
 
 def load_dataset(path: str | Path) -> list[Sample]:
-    """Read every sample of a dataset file; ids must be unique."""
-    path = Path(path)
-    samples: list[Sample] = []
-    first_seen: dict[str, str] = {}
-    for record in read_record_list(path, key="samples"):
-        if not isinstance(record.value, dict):
-            raise InputError(
-                f"a sample must be an object, got {type(record.value).__name__}", where=record.where
-            )
-        if "id" not in record.value:
-            raise InputError("sample has no 'id'", where=record.where)
-        sample = validate(Sample, record.value, where=f"{record.where} (sample {record.value['id']!r})")
-        if sample.id in first_seen:
-            raise InputError(
-                f"duplicate sample id {sample.id!r} (first at {first_seen[sample.id]})", where=record.where
-            )
-        first_seen[sample.id] = record.where
-        samples.append(sample)
-    return samples
+    """Read every sample of a dataset file or folder; ids must be unique."""
+    return read_samples(Path(path))[0]

@@ -17,6 +17,8 @@ logs) parses files through this module, so each rule holds everywhere:
   (:data:`TEXT_FIELDS`), are always the text as written. ``.inf`` and ``.nan`` are errors;
   so are repeated keys, aliases that expand past :data:`MAX_ALIAS_EXPANSION` values (an
   "alias bomb"), and characters YAML forbids (a NUL byte), each with its line.
+- **Text values** (both): an escaped lone surrogate (``"\\ud800"``, half of a UTF-16 pair) is
+  not a character: it is an error naming the field, as no UTF-8 file can hold it.
 
 >>> load_yaml("id: 0017\\nexpected_output: [1:30, no, 7]\\nk: 5\\nflag: no\\n", source="d.yaml")
 {'id': '0017', 'expected_output': ['1:30', 'no', '7'], 'k': 5, 'flag': 'no'}
@@ -147,7 +149,9 @@ class JsonError(ValueError):
     @property
     def problem(self) -> str:
         """The reason as an error message (``invalid JSON (Expecting value)``)."""
-        if self.reason.startswith("duplicate key") or " is not a number JSON allows " in self.reason:
+        if self.reason.startswith("duplicate key") or any(
+            refused in self.reason for refused in (" is not a number JSON allows ", " surrogate pair, ")
+        ):
             return self.reason
         return f"invalid JSON ({self.reason})"
 
@@ -161,7 +165,7 @@ def parse_json(text: str) -> Any:
     {'a': [1, 2.5, 'x\u2028y']}
     """
     try:
-        return json.loads(text, object_pairs_hook=_unique_object, parse_constant=_no_constant)
+        value = json.loads(text, object_pairs_hook=_unique_object, parse_constant=_no_constant)
     except json.JSONDecodeError as exc:
         raise JsonError(exc.msg, exc.pos, exc.colno) from None
     except _Duplicate as exc:
@@ -182,6 +186,42 @@ def parse_json(text: str) -> Any:
         raise JsonError(
             "a number has too many digits" if "digits" in str(exc) else str(exc).splitlines()[0]
         ) from None
+    lone = _lone_surrogate(value) if _SURROGATE_ESCAPE.search(text) else None
+    if lone is not None:
+        path, char = lone
+        found = re.search(rf"\\u{ord(char):04x}", text, flags=re.IGNORECASE)
+        raise JsonError(
+            f"{field_path(path)}: {_lone_surrogate_reason(char)}", found.start() if found else None
+        )
+    return value
+
+
+_SURROGATE_ESCAPE = re.compile(r"\\(?:u|U0000)[dD][89a-fA-F]")
+"""An escape of a UTF-16 surrogate (``\\ud800``): only then can a parsed text hold a lone one."""
+
+
+def _lone_surrogate(root: Any) -> tuple[list[str | int], str] | None:
+    """The path to the first text (a key or a value) holding a lone surrogate, and that character."""
+    stack: list[tuple[Any, list[str | int]]] = [(root, [])]
+    while stack:
+        value, path = stack.pop()
+        texts = [value] if isinstance(value, str) else list(value) if isinstance(value, dict) else []
+        for text in texts:
+            bad = next((c for c in text if "\ud800" <= c <= "\udfff"), None)
+            if bad is not None:
+                return path if text is value else [*path, text], bad
+        items = (
+            value.items() if isinstance(value, dict) else enumerate(value) if isinstance(value, list) else ()
+        )
+        stack.extend((child, [*path, key]) for key, child in reversed(list(items)))
+    return None
+
+
+def _lone_surrogate_reason(char: str) -> str:
+    return (
+        f"\\u{ord(char):04x} is half of a UTF-16 surrogate pair, not a character "
+        "(write the character itself, or both halves of the pair)"
+    )
 
 
 class _Marker:
@@ -443,7 +483,7 @@ def load_yaml(text: str, *, source: str, text_fields: frozenset[str] = TEXT_FIEL
                 return None
             if "*" in text:  # an alias (or just a star in a text): count what the aliases expand to
                 _check_aliases(node, MAX_ALIAS_EXPANSION)
-            return loader.construct_document(node)
+            value = loader.construct_document(node)
         finally:
             loader.dispose()
     except _AliasBomb as exc:
@@ -465,3 +505,10 @@ def load_yaml(text: str, *, source: str, text_fields: frozenset[str] = TEXT_FIEL
         raise InputError(f"invalid YAML ({str(exc).splitlines()[0]})", where=source) from None
     except RecursionError:
         raise InputError("invalid YAML (nested too deeply to read)", where=source) from None
+    lone = _lone_surrogate(value) if _SURROGATE_ESCAPE.search(text) else None
+    if lone is not None:
+        path, char = lone
+        found = re.search(rf"\\(?:u|U0000){ord(char):04x}", text, flags=re.IGNORECASE)
+        where = f"{source}:{line_of(text, found.start())}" if found else source
+        raise InputError(f"{field_path(path)}: {_lone_surrogate_reason(char)}", where=where)
+    return value

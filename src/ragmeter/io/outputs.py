@@ -3,8 +3,9 @@
 Every shape of outputs ragmeter reads is one entry of :data:`OUTPUT_SHAPES`: a human name (used
 in errors), a detector and a reader. A file, or a mapping passed in Python, that no detector
 claims is an error naming the accepted shapes; it is never scored as empty. To read a new shape
-(a ranx/pytrec_eval run ``{qid: {docid: score}}``, a DataFrame), add one entry with its detector
-and reader. Outputs may also be embedded in the samples as ``actual_output`` (never together with
+(a DataFrame of outputs, say), add one entry with its detector and reader. A ranx/pytrec_eval run
+``{qid: {docid: score}}`` is one of them: each query's documents are ranked as trec_eval ranks a
+run (score descending, ties by docid descending), never by the dict's order. Outputs may also be embedded in the samples as ``actual_output`` (never together with
 an outputs file: see :func:`ragmeter.evaluation.dataset_inputs.load_outputs`).
 
 >>> import tempfile, pathlib
@@ -12,15 +13,19 @@ an outputs file: see :func:`ragmeter.evaluation.dataset_inputs.load_outputs`).
 >>> _ = p.write_text('{"id": "q-1", "output": ["a", "b"]}\\n')
 >>> [i.id for i in load_outputs(p)["q-1"].retrieved]
 ['a', 'b']
->>> _ = p.with_suffix(".json").write_text('{"q-1": {"a": 1.0}}')
+>>> _ = p.with_suffix(".json").write_text('{"q-1": {"a": 1.0, "c": 2.0, "b": 2.0}}')
+>>> [(i.id, i.score) for i in load_outputs(p.with_suffix(".json"))["q-1"].retrieved]
+[('c', 2.0), ('b', 2.0), ('a', 1.0)]
+>>> _ = p.with_suffix(".json").write_text('{"q-1": 3}')
 >>> load_outputs(p.with_suffix(".json"))
 Traceback (most recent call last):
 ...
-ragmeter.errors.InputError: ...o.json: not a shape of outputs that ragmeter reads (it looks like a ranx/pytrec_eval run {qid: {docid: score}}); accepted: ...
+ragmeter.errors.InputError: ...o.json: not a shape of outputs that ragmeter reads (its first value is a number, not an output); accepted: ...
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -30,7 +35,8 @@ from pydantic import ValidationError
 
 from ragmeter.errors import InputError
 from ragmeter.io.records import Record, describe_validation_error, read_jsonl, read_structured
-from ragmeter.schema.outputs import SystemOutput, looks_like_output
+from ragmeter.io.text_files import data_suffix
+from ragmeter.schema.outputs import RetrievedItem, SystemOutput, looks_like_output
 
 LoadedOutputs = tuple[dict[str, SystemOutput], dict[str, str]]
 """Outputs keyed by sample id, and where each one was read (``file:line`` or ``file (sample 'q')``)."""
@@ -114,10 +120,46 @@ def _read_keyed_outputs(source: OutputsSource) -> LoadedOutputs:
     return outputs, first_seen
 
 
+def _is_scored_run(source: OutputsSource) -> bool:
+    """A ranx/pytrec_eval run: every value maps docids to numbers, and no docid is an output field."""
+    data = source.data
+    if not isinstance(data, Mapping) or not data:
+        return False
+    docs = list(data.values())
+    return (
+        all(isinstance(d, Mapping) and all(_is_number(v) for v in d.values()) for d in docs)
+        and any(docs)
+        and not any(key in SystemOutput.model_fields for d in docs for key in d)
+    )
+
+
+def _read_scored_run(source: OutputsSource) -> LoadedOutputs:
+    outputs: dict[str, SystemOutput] = {}
+    first_seen: dict[str, str] = {}
+    for key, docs in source.data.items():
+        sid = _sample_id(key, source.where)
+        first_seen[sid] = f"outputs[{key!r}]" if source.in_python else f"{source.where} (sample {sid!r})"
+        items = []
+        for docid, score in docs.items():
+            if isinstance(docid, bool) or not isinstance(docid, (str, int)) or not str(docid).strip():
+                raise InputError(
+                    f"a document id must be a non-blank string, got {docid!r}", where=first_seen[sid]
+                )
+            if not math.isfinite(score):
+                raise InputError(
+                    f"the score of {str(docid)!r} must be finite, got {score!r}", where=first_seen[sid]
+                )
+            items.append((str(docid), float(score)))
+        items.sort(key=lambda item: (item[1], item[0].encode()), reverse=True)  # trec_eval's order
+        outputs[sid] = SystemOutput(retrieved=[RetrievedItem(id=d, score=v) for d, v in items])
+    return outputs, first_seen
+
+
 OUTPUT_SHAPES: tuple[OutputShape, ...] = (
     OutputShape(
         'JSON Lines with one {"id": ..., "output": ...} per line', _is_jsonl_records, _read_jsonl_records
     ),
+    OutputShape("a ranx/pytrec_eval run {qid: {docid: score}}", _is_scored_run, _read_scored_run),
     OutputShape(
         'an object keyed by sample id whose values are outputs ({"retrieved": [...], "answer": ...}, '
         "an id list, or that JSON as a string)",
@@ -151,8 +193,6 @@ def _what_it_looks_like(source: OutputsSource) -> str:
     data = source.data
     if isinstance(data, Mapping):
         values = list(data.values())
-        if all(isinstance(v, Mapping) and v and all(_is_number(s) for s in v.values()) for v in values):
-            return "it looks like a ranx/pytrec_eval run {qid: {docid: score}}"
         return f"its first value is {_kind(values[0])}, not an output"
     if isinstance(data, (list, tuple)):
         return "it is a list (outputs are keyed by sample id)"
@@ -189,7 +229,7 @@ def load_outputs(path: str | Path) -> dict[str, SystemOutput]:
 def load_outputs_with_sources(path: str | Path) -> LoadedOutputs:
     """Read a file of outputs keyed by sample id, with where each one was read (``file:line``)."""
     path = Path(path)
-    if path.suffix.lower() == ".jsonl":
+    if data_suffix(path) == ".jsonl":
         return read_outputs(OutputsSource(str(path), records=read_jsonl(path)))
     return read_outputs(OutputsSource(str(path), data=read_structured(path)))
 

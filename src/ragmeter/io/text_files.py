@@ -14,6 +14,7 @@ Every reader of ragmeter starts here (:mod:`ragmeter.io.jsonyaml` parses what th
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 from ragmeter.errors import InputError
@@ -28,6 +29,9 @@ _COMPRESSED = {
     ".br": "brotli",
 }
 """File suffix → compression; such files are decompressed before they are read."""
+
+TABLE_SUFFIXES = frozenset({".json", ".csv", ".tsv", ".parquet", ".pq", ".jsonl"})
+"""Suffixes of qrels and runs that a reader other than TREC's claims (every other file is read as TREC)."""
 
 _BOMS = (
     (b"\xff\xfe\x00\x00", "UTF-32"),
@@ -89,11 +93,11 @@ def _decompress(data: bytes, kind: str, path: Path) -> bytes:
 
         with pa.input_stream(pa.py_buffer(data), compression=kind) as stream:
             return bytes(stream.read())
-    except (OSError, EOFError, ValueError, MemoryError) as exc:
-        detail = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-        raise InputError(f"not a valid {kind} file ({detail})", where=str(path)) from None
     except ImportError:
         raise InputError(f"reading {kind} files needs pyarrow", where=str(path)) from None
+    except Exception as exc:  # OSError, EOFError, zlib.error, lzma.LZMAError, pyarrow's errors: corrupt data
+        detail = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        raise InputError(f"not a valid {kind} file ({detail})", where=str(path)) from None
 
 
 def decode_text(data: bytes, *, source: str, line: int | None = None) -> str:
@@ -153,3 +157,30 @@ def line_of(text: str, index: int) -> int:
     2
     """
     return text.count("\n", 0, max(0, index)) + 1
+
+
+# -- lone surrogates ---------------------------------------------------------------------------
+
+LONE_ESCAPE = re.compile(  # a high half not followed by a low one, or a low half not after a high one
+    r"(?<!\\)\\u[dD][89abAB][0-9a-fA-F]{2}(?!\\u[dD][c-fC-F][0-9a-fA-F]{2})"
+    r"|(?<!\\u[dD][89abAB][0-9a-fA-F]{2})(?<!\\)\\u[dD][c-fC-F][0-9a-fA-F]{2}"
+)
+"""A JSON escape of a lone surrogate: text that stands for no character."""
+SURROGATE = re.compile("[\ud800-\udfff]")
+"""A surrogate code point in a Python string (a lone escape read, or a file name's undecodable byte)."""
+
+
+def writable(text: str) -> bytes:
+    r"""``text`` as UTF-8, every lone surrogate (escaped or not) written as U+FFFD.
+
+    Such text comes from a file name with bytes that are not UTF-8; writing it as it is would
+    make a file that no UTF-8 reader, ragmeter's included, could read back.
+
+    >>> writable(r'{"path": "q\udcff.txt"}'), writable("q\udcff.txt"), writable(r'"\ud83d\ude00"')
+    (b'{"path": "q\\ufffd.txt"}', b'q\xef\xbf\xbd.txt', b'"\\ud83d\\ude00"')
+    """
+    if SURROGATE.search(text):
+        text = SURROGATE.sub("\ufffd", text)
+    if "\\u" in text and LONE_ESCAPE.search(text):
+        text = LONE_ESCAPE.sub(r"\\ufffd", text)
+    return text.encode("utf-8")

@@ -31,7 +31,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from ragmeter.errors import InputError
+from ragmeter.extras import import_optional
 
 FloatArray = npt.NDArray[np.float64]
 BoolArray = npt.NDArray[np.bool_]
@@ -49,14 +49,7 @@ def bm25s_version() -> str:
 
 
 def _bm25s() -> Any:
-    try:
-        import bm25s
-    except ImportError:  # pragma: no cover - depends on the environment
-        raise InputError(
-            "the reference pipeline needs the 'bm25s' package: pip install 'ragmeter[pipeline]'",
-            where="pipeline",
-        ) from None
-    return bm25s
+    return import_optional("bm25s", needed_for="the reference pipeline")
 
 
 def lucene_idf(df: int, n_docs: int) -> float:

@@ -213,6 +213,7 @@ def render_report(
     return env.get_template("report.html.j2").render(
         page=page,
         m=page.metrics,
+        meta=_header_facts(page.metrics),
         version=__version__,
         **sections.tables(page.metrics, page.config, known=KNOWN_KEYS),
         data_json=_json_for_script(page.data),
@@ -220,6 +221,19 @@ def render_report(
         style=_template("report.css"),
         scripts=[_template(name) for name in SCRIPTS],
     )
+
+
+def _header_facts(metrics: Mapping[str, Any]) -> dict[str, str | None]:
+    """The provenance facts the page's header shows, each a text or ``None`` (odd shapes are left out)."""
+    provenance = sections.nested(metrics, "provenance")
+    dataset = sections.nested(provenance, "inputs", "dataset")
+    facts = {
+        "dataset": dataset.get("path"),
+        "dataset_sha256": dataset.get("sha256"),
+        "created_at": provenance.get("created_at"),
+        "ragmeter_version": provenance.get("ragmeter_version"),
+    }
+    return {key: value if isinstance(value, str) and value else None for key, value in facts.items()}
 
 
 def report_target(results_dir: str | Path, out: str | Path | None = None) -> Path:

@@ -36,6 +36,7 @@ from typing import Any
 from ragmeter.errors import RagmeterError
 from ragmeter.io.jsonyaml import JsonError, json_lines, parse_json
 from ragmeter.io.text_files import read_bytes
+from ragmeter.report.sections import nested
 from ragmeter.schema.outputs import SystemOutput
 from ragmeter.schema.samples import Sample
 
@@ -83,9 +84,8 @@ def _named_file(candidates: list[Any], folder: Path) -> Path | None:
     return None
 
 
-def _inputs(metrics: Mapping[str, Any]) -> dict[str, Any]:
-    inputs = (metrics.get("provenance") or {}).get("inputs")
-    return inputs if isinstance(inputs, dict) else {}
+def _inputs(metrics: Mapping[str, Any]) -> Mapping[str, Any]:
+    return nested(metrics, "provenance", "inputs")
 
 
 def _same_bytes(path: Path, recorded: Any) -> bool:
@@ -102,11 +102,11 @@ def _read_dataset(
     from ragmeter.io.datasets import load_dataset
 
     inputs = _inputs(metrics)
-    recorded = inputs.get("dataset") or {}
-    resolved = ((config.get("suite") or {}).get("resolved_paths") or {}).get("dataset")
+    recorded = nested(inputs, "dataset")
+    resolved = nested(config, "suite", "resolved_paths").get("dataset")
     named = [resolved, recorded.get("path")]
     what = "gold supports and expected answers"
-    trec = [str((inputs.get(k) or {}).get("path")) for k in ("qrels", "run") if inputs.get(k)]
+    trec = [str(nested(inputs, k).get("path")) for k in ("qrels", "run") if inputs.get(k)]
     if trec:
         notes.append(
             f"relevance judgements and ranked lists: not shown (a TREC run; see {' and '.join(trec)})"
@@ -132,7 +132,7 @@ def _read_dataset(
 def _read_outputs(folder: Path, metrics: Mapping[str, Any], notes: list[str]) -> dict[str, SystemOutput]:
     from ragmeter.io.outputs import load_outputs
 
-    recorded = _inputs(metrics).get("outputs") or {}
+    recorded = nested(_inputs(metrics), "outputs")
     path = _named_file(["outputs.jsonl", recorded.get("path")], folder)
     if path is None:
         if recorded.get("path"):
@@ -151,8 +151,7 @@ def _read_outputs(folder: Path, metrics: Mapping[str, Any], notes: list[str]) ->
 
 
 def _read_judge_log(folder: Path, metrics: Mapping[str, Any]) -> dict[str, list[dict[str, Any]]]:
-    judge = (metrics.get("provenance") or {}).get("judge") or {}
-    path = _named_file(["judge_log.jsonl", (judge.get("log") or {}).get("path")], folder)
+    path = _named_file(["judge_log.jsonl", nested(metrics, "provenance", "judge", "log").get("path")], folder)
     found: dict[str, dict[str, dict[str, Any]]] = {}
     if path is None:
         return {}
@@ -163,7 +162,7 @@ def _read_judge_log(folder: Path, metrics: Mapping[str, Any]) -> dict[str, list[
 
 
 def _read_traces(folder: Path, metrics: Mapping[str, Any], notes: list[str]) -> dict[str, dict[str, Any]]:
-    recorded = (metrics.get("provenance") or {}).get("traces") or {}
+    recorded = nested(metrics, "provenance", "traces")
     if not recorded:
         return {}
     path = _named_file([recorded.get("path")], folder)
@@ -174,11 +173,11 @@ def _read_traces(folder: Path, metrics: Mapping[str, Any], notes: list[str]) -> 
         return {}
     traces: dict[str, dict[str, Any]] = {}
     for line in iter_jsonl(path):
-        turns = [t for t in line.get("turns") or [] if isinstance(t, dict)]
+        turns = [t for t in _list(line.get("turns")) if isinstance(t, dict)]
         last = turns[-1] if turns else {}
         searches = [
-            [str(s.get("query") or "") for s in it.get("searches") or [] if isinstance(s, dict)]
-            for it in last.get("iterations") or []
+            [str(s.get("query") or "") for s in _list(it.get("searches")) if isinstance(s, dict)]
+            for it in _list(last.get("iterations"))
             if isinstance(it, dict)
         ]
         task = line.get("task") if isinstance(line.get("task"), str) else last.get("user")
@@ -186,12 +185,16 @@ def _read_traces(folder: Path, metrics: Mapping[str, Any], notes: list[str]) -> 
     return traces
 
 
+def _list(value: Any) -> list[Any]:
+    return value if isinstance(value, list) else []
+
+
 def read_sources(
     folder: Path, *, metrics: Mapping[str, Any], config: Mapping[str, Any], judges_in_rows: bool = True
 ) -> Sources:
     """Read the dataset, the outputs, the judge log (unless the rows hold the judges) and agentic traces."""
     sources = Sources()
-    if metrics.get("agentic") is not None or (metrics.get("provenance") or {}).get("traces"):
+    if metrics.get("agentic") is not None or nested(metrics, "provenance").get("traces"):
         sources.traces = _read_traces(folder, metrics, sources.notes)
         return sources
     sources.samples = _read_dataset(folder, metrics, config, sources.notes)
