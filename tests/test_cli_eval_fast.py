@@ -7,8 +7,11 @@ every input the strict TREC readers refuse; what the quick path does not read go
 from __future__ import annotations
 
 import gzip
+import io
 import json
+import sys
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
@@ -29,6 +32,10 @@ FILES = {
     "r_control": b"q Q0 a\x01 1 1.0 t\n",
     "r_short": b"q Q0 a 1\n",
     "empty": b"",
+    "r.json": b'{"q": {"b": 2.0, "a": 1.0, "c": 1.0}}',
+    "q.csv": b"q_id,doc_id,rel\nq,a,1\nq,c,2\nz,a,1\n",
+    "r.tsv": b"query\tdoc_id\tscore\nq\tb\t2.0\nq\ta\t1.0\n",
+    "r.jsonl": b'{"q_id": "q", "doc_id": "b", "score": 2.0}\n',
 }
 Q, R = ["--qrels", "q"], ["--run", "r"]
 CASES = [
@@ -52,14 +59,52 @@ CASES = [
     ["--qrels", "missing", *R, "--json"],
     ["--qrels", ".", *R, "--json"],
     *([*Q, "--run", bad, "--json"] for bad in ("r_latin1", "r_nan", "r_huge", "r_control", "r_short")),
+    # main's formats and conventions: each goes to the full command
+    [*Q, "--run", "r.json", "--json"],
+    ["--qrels", "q.csv", *R, "--json"],
+    [*Q, "--run", "r.tsv", "--json", "--columns", "q_id=query"],
+    [*Q, "--run", "r.jsonl", "--json"],
+    [*Q, *R, "--json", "--columns", "q_id=query"],
+    [*Q, *R, "--json", "--columns", "nosuch=x"],
+    [*Q, *R, "--json", "--split", "dev"],
+    [*Q, *R, "--json", "--limit", "1"],
+    [*Q, *R, "--json", "--limit", "0"],
+    [*Q, *R, "--json", "--limit=5"],
+    [*Q, *R, "--format", "json"],
+    [*Q, *R, "--format", "trec"],
+    [*Q, *R, "--json", "--format", "trec"],
+    [*Q, *R, "--json", "--format", "xml"],
+    [*Q, *R, "--json", "-o", "results"],
+    [*Q, *R, "--json", "-o", "a", "--out", "b"],
+    [*Q, *R, "--json", "--json"],
+    [*Q, *R, "--json", "-c", "--complete"],
+    [*Q, *R, "--json", "--trec-compat", "--no-trec-compat"],
+    [*Q, *R, "--json", "-k", "3", "-k", "4"],
+    [*Q, *R, "--json", "-m", "map", "-m", "map"],
+    [*Q, *R, "--qrels", "q_bom", "--json"],
+    [*Q, *R, "--json", "--"],
+    ["--qrels", "-", *R, "--json"],
+    [*Q, "--run", "-", "--json"],
+    ["--qrels", "-", "--run", "-", "--json"],
+    ["--qrels", ".", "--run", ".", "--json"],
+    ["--qrels", "irds:nosuch/dataset", *R, "--json"],
+    [*Q, *R, "--json", "-h"],
+    [*Q, *R, "--json", "--help"],
+    [*Q, *R, "--json", "-V"],
+    [*Q, *R, "--json", "--version"],
 ]
+STDIN = FILES["r"]
+"""What ``-`` reads (the run; the qrels read it too in the cases that name it)."""
 
 
-def _answer(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[object, ...]:
+def _answer(
+    args: list[str], capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> tuple[object, ...]:
+    monkeypatch.setattr(sys, "stdin", SimpleNamespace(buffer=io.BytesIO(STDIN)))
     with pytest.raises(SystemExit) as done:
         main(["eval", *args])
     out, err = capsys.readouterr()
-    if out:
+    if out.startswith("{"):
         data = json.loads(out)
         for key in ("created_at", "elapsed_seconds"):
             data["provenance"].pop(key)
@@ -75,15 +120,50 @@ def test_the_quick_path_answers_as_the_full_command(
         (tmp_path / name).write_bytes(data)
     for name in ("q", "r"):
         (tmp_path / f"{name}.gz").write_bytes(gzip.compress(FILES[name]))
+    (tmp_path / "results").mkdir()
     monkeypatch.chdir(tmp_path)
-    quick = _answer(args, capsys)
+    quick = _answer(args, capsys, monkeypatch)
     monkeypatch.setattr(eval_fast, "fast_eval", lambda _args: False)
-    full = _answer(args, capsys)
+    full = _answer(args, capsys, monkeypatch)
     assert quick == full
 
 
+PLAIN = ["eval", "--qrels", "q", "--run", "r", "--json"]
+
+
+@pytest.fixture
+def plain_files(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    for name in ("q", "r"):
+        (tmp_path / name).write_bytes(FILES[name])
+    monkeypatch.chdir(tmp_path)
+    return tmp_path
+
+
+@pytest.mark.usefixtures("plain_files")
+def test_the_quick_path_takes_plain_command_lines_only() -> None:
+    """The comparison above proves something only if the quick path answers some of its cases."""
+    assert parse_eval_args(PLAIN) is not None
+    assert parse_eval_args([*PLAIN, "-m", "map", "--metric=P.5", "-k", "3", "-l", "2", "-c", "--trec-compat"])
+    for extra in (
+        ["--columns", "q_id=query"],
+        ["--split", "dev"],
+        ["--limit", "1"],
+        ["--format", "json"],
+        ["-o", "results"],
+        ["--out=results"],
+        ["-h"],
+        ["-V"],
+        ["-k", "3", "-k", "3"],
+        ["--"],
+    ):
+        assert parse_eval_args([*PLAIN, *extra]) is None, extra
+    for qrels in ("-", "q.gz", "q.json", "q.csv", "q.parquet", "q.TSV", ".", "irds:x", "missing"):
+        assert parse_eval_args(["eval", "--qrels", qrels, "--run", "r", "--json"]) is None, qrels
+
+
+@pytest.mark.usefixtures("plain_files")
 def test_a_cutoff_typer_refuses_goes_to_the_full_command() -> None:
-    plain = ["eval", "--qrels", "q", "--run", "r", "--json"]
+    plain = PLAIN
     assert parse_eval_args([*plain, "-k", str(MAX_K)]) is not None
     for k in ("0", str(MAX_K + 1), "9" * 5000, "+3", "3.0"):
         assert parse_eval_args([*plain, "-k", k]) is None, k

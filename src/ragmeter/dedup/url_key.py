@@ -217,7 +217,7 @@ def url_key(
     'example.com/page?sref=2'
     >>> url_key("https://[::1/broken")  # not a URL urlsplit can read: the text is the key
     'https://[::1/broken'
-    >>> url_key(" https://a.org/\\ud800 ")  # a lone surrogate (legal in JSON, not UTF-8): the text is the key
+    >>> url_key(" https://a.org/\\ud800 ")  # a lone surrogate (no UTF-8 form): the text is the key
     'https://a.org/\\ud800'
     """
     text = url.strip()

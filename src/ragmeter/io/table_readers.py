@@ -216,10 +216,12 @@ def _from_table(
 
 
 def _is_beir(request: TableRequest) -> bool:
+    path = request.path
+    if path is None or not path.is_dir():  # a file: the folder readers' modules are not imported
+        return False
     from ragmeter.io.beir import is_beir_folder
 
-    path = request.path
-    return path is not None and is_beir_folder(path)
+    return is_beir_folder(path)
 
 
 def _read_beir(request: TableRequest) -> tuple[TrecQrels | TrecRun, dict[str, Any]]:
@@ -234,10 +236,12 @@ def _read_beir(request: TableRequest) -> tuple[TrecQrels | TrecRun, dict[str, An
 
 
 def _is_saved_dataset(request: TableRequest) -> bool:
+    path = request.path
+    if path is None or not path.is_dir():
+        return False
     from ragmeter.io.hf_datasets import is_saved_dataset
 
-    path = request.path
-    return path is not None and is_saved_dataset(path)
+    return is_saved_dataset(path)
 
 
 def _read_saved_dataset(request: TableRequest) -> tuple[TrecQrels | TrecRun, dict[str, Any]]:
