@@ -12,7 +12,7 @@ file, a folder, ``irds:``, a ``ragmeter.yaml`` — goes to the full command, wit
 
 >>> import tempfile, pathlib
 >>> q = pathlib.Path(tempfile.mkdtemp()) / "qrels.txt"
->>> _ = q.write_text("q1 0 d1 1\n")
+>>> _ = q.write_text("q1 0 d1 1\\n")
 >>> parse_eval_args(["eval", "--qrels", str(q), f"--run={q}", "-m", "mrr", "-k", "5", "--json"])["k"]
 5
 >>> parse_eval_args(["eval", "--qrels", str(q), "--run", str(q), "--json", "--out", "x"]) is None
