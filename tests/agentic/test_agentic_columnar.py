@@ -278,28 +278,27 @@ def test_a_bad_line_gets_the_reference_message(tmp_path: Path, bad: str, positio
     assert outcomes[0] == outcomes[1]
 
 
-@pytest.mark.parametrize("bad", LONE_SURROGATES)
-def test_a_lone_surrogate_is_refused_by_both_paths(tmp_path: Path, bad: str) -> None:
-    path = _write(tmp_path / "t.jsonl", [])
-    path.write_text(OK + "\n" + bad + "\n", encoding="utf-8")
+def _refusal(path: Path, text: str) -> str:
+    """The error both paths give for a file holding ``text`` (they must give the same)."""
+    path.write_text(text, encoding="utf-8")
     with pytest.raises(InputError) as fast:
         evaluate_agentic(path)
     with pytest.raises(InputError) as reference:
         evaluate_agentic(path, engine="reference")
     assert str(fast.value) == str(reference.value)
-    assert ":2: " in str(fast.value) and "half of a UTF-16 surrogate pair" in str(fast.value)
+    return str(fast.value)
+
+
+@pytest.mark.parametrize("bad", LONE_SURROGATES)
+def test_a_lone_surrogate_is_refused_by_both_paths(tmp_path: Path, bad: str) -> None:
+    message = _refusal(tmp_path / "t.jsonl", OK + "\n" + bad + "\n")
+    assert ":2: " in message and "half of a UTF-16 surrogate pair" in message
 
 
 def test_the_earlier_of_two_bad_lines_is_named(tmp_path: Path) -> None:
     empty_result = OK.replace('{"url": "https://a.org"}', '{"url": ""}')
-    path = _write(tmp_path / "t.jsonl", [])
-    path.write_text(empty_result + "\n" + OK + "\n{oops\n", encoding="utf-8")
-    with pytest.raises(InputError) as fast:
-        evaluate_agentic(path)
-    with pytest.raises(InputError) as reference:
-        evaluate_agentic(path, engine="reference")
-    assert str(fast.value) == str(reference.value)
-    assert ":1: turns[0].iterations[0].searches[0].results[0]: a result needs" in str(fast.value)
+    message = _refusal(tmp_path / "t.jsonl", empty_result + "\n" + OK + "\n{oops\n")
+    assert ":1: turns[0].iterations[0].searches[0].results[0]: a result needs" in message
 
 
 def test_lines_end_at_newline_only(tmp_path: Path) -> None:
