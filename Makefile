@@ -37,6 +37,7 @@ test: $(STAMP_ALL) lint system-deps
 	HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 $(BIN)/python -m pytest -n 2 --dist loadgroup -q
 
 bench: $(STAMP_ALL)
+	$(BIN)/python bench/check_outputs.py
 	$(BIN)/python bench/run_bench.py
 	$(BIN)/python bench/bench_trec_eval.py
 	$(BIN)/python bench/bench_agentic.py --end-to-end

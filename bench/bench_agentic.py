@@ -6,21 +6,28 @@ from a large shared corpus, so about a third of them are duplicates (within and 
 iterations), reached through URL variants (scheme, ``www.``, trailing slash, ``utm_*``,
 fragments), query-biased snippets, DOIs and mirrored copies. Run by hand:
 
-    python bench/bench_agentic.py                       # 10,000 traces x 100 results
-    python bench/bench_agentic.py --traces 1000 --end-to-end
+    python bench/bench_agentic.py --end-to-end          # 10,000 traces x 100 results, one core each
+    python bench/bench_agentic.py --traces 1000 --end-to-end --repeat 5
+    python bench/bench_agentic.py --stages              # the reference path's stages, in process
+
+End to end, three programs run on the same JSONL file (written once into bench/data/), each in
+its own process pinned to one core, round robin: Python's json.loads over every line (the
+yardstick), evaluate_agentic on the fast path, and on the reference path. Their JSON must agree.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import random
-import tempfile
+import statistics
+import subprocess
+import sys
 import time
 from pathlib import Path
 from typing import Any
 
-from ragmeter.agentic import evaluate_agentic
 from ragmeter.agentic.aggregate import aggregate_scores
 from ragmeter.agentic.clusters import cluster_trace
 from ragmeter.agentic.gains import resolve_gains
@@ -28,6 +35,8 @@ from ragmeter.agentic.prepare import prepare_trace
 from ragmeter.agentic.scoring import score_trace
 from ragmeter.agentic.trace import Trace
 from ragmeter.dedup import DedupPolicy, KeyMaker, find_boilerplate
+
+DATA = Path(__file__).resolve().parent / "data"
 
 WORDS = tuple(
     [
@@ -163,18 +172,8 @@ def make_traces(n_traces: int, results_per_trace: int, seed: int) -> list[dict[s
     return traces
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(
-        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
-    )
-    parser.add_argument("--traces", type=int, default=10_000)
-    parser.add_argument("--results-per-trace", type=int, default=100)
-    parser.add_argument("--seed", type=int, default=13)
-    parser.add_argument(
-        "--end-to-end", action="store_true", help="also time evaluate_agentic on a JSONL file"
-    )
-    args = parser.parse_args()
-
+def _stages(args: argparse.Namespace) -> None:
+    """The reference path's stages, in this process (CPU seconds)."""
     clock = time.process_time  # CPU time of this process: one core, whatever else the machine runs
     t0 = clock()
     raw = make_traces(args.traces, args.results_per_trace, args.seed)
@@ -207,19 +206,123 @@ def main() -> None:
     print(f"prepare + dedup keys             {rate(t3 - t2)}")
     print(f"two-phase dedup + gains + score  {rate(t4 - t3)}")
     print(f"keys + dedup + metrics           {rate(t4 - t2)}")
-    if args.end_to_end:
-        with tempfile.TemporaryDirectory() as tmp:
-            path = Path(tmp) / "traces.jsonl"
-            with path.open("w", encoding="utf-8") as handle:
-                for t in raw:
-                    handle.write(json.dumps(t) + "\n")
-            del raw, traces, prepared, scores
-            t5 = clock()
-            result = evaluate_agentic(path)
-            t6 = clock()
+
+
+_CHILD = """
+import time
+wall, cpu = time.perf_counter(), time.process_time()
+import gc, json, sys
+path, what, out = sys.argv[1:4]
+if what == "json.loads":
+    with open(path, "rb") as handle:
+        for line in handle:
+            json.loads(line)
+else:
+    gc.set_threshold(50_000)  # as the CLI does
+    from ragmeter.agentic import evaluate_agentic
+    result = evaluate_agentic(path, engine=what)
+timing = [time.perf_counter() - wall, time.process_time() - cpu]
+if what != "json.loads":  # the JSON, to compare the two paths (not timed)
+    data = result.to_json_dict()
+    data["provenance"].pop("created_at")
+    with open(out, "w") as handle:
+        json.dump(data, handle)
+with open(out + ".time", "w") as handle:
+    json.dump(timing, handle)
+"""
+
+TOOLS = ("json.loads", "auto", "reference")
+"""The yardstick (Python's json.loads over every line), the fast path, the reference path."""
+
+
+def _one_core() -> None:
+    if hasattr(os, "sched_setaffinity"):
+        os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})
+
+
+def _run(path: Path, tool: str, out: Path) -> tuple[float, float, float]:
+    """Wall and CPU seconds (process start to result, output not included) and peak RSS (MB).
+
+    One child process on one core.
+    """
+    proc = subprocess.Popen([sys.executable, "-c", _CHILD, str(path), tool, str(out)], preexec_fn=_one_core)
+    _, status, usage = os.wait4(proc.pid, 0)
+    if os.waitstatus_to_exitcode(status) != 0:
+        raise SystemExit(f"{tool} failed")
+    wall, cpu = json.loads(Path(str(out) + ".time").read_text())
+    return wall, cpu, usage.ru_maxrss / 1024
+
+
+def _end_to_end(args: argparse.Namespace) -> None:
+    """Each tool in its own process on one core, round robin, on the same JSONL file."""
+    DATA.mkdir(parents=True, exist_ok=True)
+    path = DATA / f"agentic-{args.traces}x{args.results_per_trace}-s{args.seed}.jsonl"
+    if not path.exists():
+        print(f"writing {path} ...", flush=True)
+        with path.open("w", encoding="utf-8") as handle:
+            for t in make_traces(args.traces, args.results_per_trace, args.seed):
+                handle.write(json.dumps(t) + "\n")
+    size = path.stat().st_size / 1e6
+    print(
+        f"{path} ({size:,.0f} MB), load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs", flush=True
+    )
+    runs: dict[str, list[tuple[float, float, float]]] = {tool: [] for tool in TOOLS}
+    outputs = {tool: DATA / f"agentic-out-{tool}.json" for tool in TOOLS}
+    for round_ in range(args.repeat):
+        for tool in TOOLS:
+            if tool == "reference" and round_ >= args.reference_repeat:
+                continue
+            wall, cpu, rss = _run(path, tool, outputs[tool])
+            runs[tool].append((wall, cpu, rss))
+            print(f"  {tool:10s} {wall:7.2f} s wall {cpu:7.2f} s CPU {rss:7.0f} MB", flush=True)
+    same = json.loads(outputs["auto"].read_text()) == json.loads(outputs["reference"].read_text())
+    best = {tool: min(r[0] for r in rs) for tool, rs in runs.items()}
+    best_cpu = {tool: min(r[1] for r in rs) for tool, rs in runs.items()}
+    print()
+    print(
+        "| tool | runs | wall best / median (s) | CPU best / median (s) | peak RSS (MB) | wall ÷ json.loads | CPU ÷ json.loads |"
+    )
+    print("|---|---:|---:|---:|---:|---:|---:|")
+    for tool, rs in runs.items():
+        walls, cpus = [r[0] for r in rs], [r[1] for r in rs]
         print(
-            f"evaluate_agentic(JSONL file)     {rate(t6 - t5)}  ({result.aggregate.counts.scored:,} traces)"
+            f"| {tool} | {len(rs)} | {min(walls):.2f} / {statistics.median(walls):.2f} "
+            f"| {min(cpus):.2f} / {statistics.median(cpus):.2f} | {max(r[2] for r in rs):,.0f} "
+            f"| {best[tool] / best['json.loads']:.1f} | {best_cpu[tool] / best_cpu['json.loads']:.1f} |"
         )
+    fast_rss = max(r[2] for r in runs["auto"])
+    print()
+    print(f"fast path and reference path give identical JSON: {'yes' if same else 'NO'}")
+    print(
+        f"goal (<= 6 s wall on one core, <= 800 MB, <= ~10x json.loads): wall {best['auto']:.2f} s, "
+        f"CPU {best_cpu['auto']:.2f} s, {fast_rss:,.0f} MB, {best['auto'] / best['json.loads']:.1f}x wall, "
+        f"{best_cpu['auto'] / best_cpu['json.loads']:.1f}x CPU; the reference: "
+        f"{best['reference'] / best['auto']:.1f}x the fast path's wall"
+    )
+    if not same:
+        raise SystemExit("the fast path and the reference path disagree")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--traces", type=int, default=10_000)
+    parser.add_argument("--results-per-trace", type=int, default=100)
+    parser.add_argument("--seed", type=int, default=13)
+    parser.add_argument(
+        "--end-to-end",
+        action="store_true",
+        help="time evaluate_agentic on a JSONL file (fast path, reference path, json.loads), one core each",
+    )
+    parser.add_argument("--stages", action="store_true", help="also time the reference path's stages")
+    parser.add_argument("--repeat", type=int, default=3, help="rounds of the end-to-end runs")
+    parser.add_argument("--reference-repeat", type=int, default=1, help="rounds that include the reference")
+    args = parser.parse_args()
+    if args.stages or not args.end_to_end:
+        _stages(args)
+    if args.end_to_end:
+        _end_to_end(args)
 
 
 if __name__ == "__main__":

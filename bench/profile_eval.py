@@ -3,7 +3,7 @@
     .venv/bin/python bench/profile_eval.py bench/data/q10000_d1000.qrels bench/data/q10000_d1000.run
 
 Runs the CLI's own code path (``ragmeter eval ... --json``, output discarded) with
-timers around the phases of :func:`ragmeter.api.evaluate_trec`, then reports
+timers around the phases of :func:`ragmeter.evaluation.trec.trec_result_fields`, then reports
 imports, each phase (summed over its calls), the JSON printing, and the
 interpreter's exit. CPU is the whole process's, so a phase running while other
 threads work (the input hashing, the parser's threads) is charged for them too.
@@ -49,16 +49,17 @@ def main() -> None:
     import json
 
     import ragmeter.cli
-    from ragmeter import api, results
+    import ragmeter.cli.eval_fast
+    from ragmeter import result_json
+    from ragmeter.evaluation import trec
 
-    ragmeter.cli._register_commands()
     imported, imported_cpu = time.perf_counter(), time.process_time()
     RECORDS.append(
-        ("imports (CLI, api, numpy, pyarrow, pydantic...)", imported - started, imported_cpu - started_cpu)
+        ("imports (CLI quick start, numpy, pyarrow...)", imported - started, imported_cpu - started_cpu)
     )
-    for name in ("read_qrels", "read_run", "match_trec", "score_metrics", "file_sha256", "assemble_result"):
-        _timed(api, name)
-    _timed(results.EvalResult, "to_json_dict", "EvalResult.to_json_dict")
+    for name in ("read_qrels", "read_run", "match_trec", "score_metrics", "file_sha256", "result_fields"):
+        _timed(trec, name)
+    _timed(result_json, "eval_json_dict")
     _timed(json, "dumps", "json.dumps(indent=2)")
     cli_args = [
         "eval",

@@ -302,12 +302,15 @@ def main() -> None:
         m = result["measures"]
         if "ragmeter" in m and "pytrec_eval" in m:
             wall = m["ragmeter"]["wall"] / m["pytrec_eval"]["wall"]
+            cpu = m["ragmeter"]["cpu"] / m["pytrec_eval"]["cpu"]
             rss = m["ragmeter"]["rss_mb"] / m["pytrec_eval"]["rss_mb"]
-            ok = wall <= 0.2 and rss <= 1.0
+            goal = 0.15 if result["lines"] >= 1_000_000 else 1.5  # issue 20: start-up must not dominate
+            ok = wall <= goal and (result["lines"] < 1_000_000 or rss <= 1.0)
             print(
-                f"    target (wall <= 0.2x, RSS <= 1x pytrec_eval): {'met' if ok else 'NOT met'}"
-                f" (wall {wall:.3f}x, RSS {rss:.2f}x)"
+                f"    target (wall <= {goal}x pytrec_eval{', RSS <= 1x' if result['lines'] >= 1_000_000 else ''}): "
+                f"{'met' if ok else 'NOT met'} (wall {wall:.3f}x, CPU {cpu:.3f}x, RSS {rss:.2f}x)"
             )
+    print(f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs at the end of the run")
     if failed:
         raise SystemExit("ragmeter and pytrec_eval disagree")
 

@@ -39,30 +39,96 @@ else:
     code = 0
 loaded = sorted(m.rsplit(".", 1)[1] for m in sys.modules if m.startswith("ragmeter.cli.") and m.endswith(("_cmd", "_cmds")))
 print("LOADED " + ",".join(loaded), file=sys.stderr)
+heavy = sorted(m for m in ("pydantic", "typer", "rich", "yaml", "pandas") if m in sys.modules)
+print("HEAVY " + ",".join(heavy), file=sys.stderr)
 sys.exit(code)
 """
 
 
-def _ragmeter(*args: str) -> subprocess.CompletedProcess[str]:
+def _ragmeter(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-c", _SCRIPT, *args], capture_output=True, text=True, timeout=120, check=False
+        [sys.executable, "-c", _SCRIPT, *args],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+        cwd=cwd,
     )
 
 
-def _loaded(err: str) -> set[str]:
-    line = next(line for line in err.splitlines() if line.startswith("LOADED "))
-    return set(filter(None, line.removeprefix("LOADED ").split(",")))
+def _loaded(err: str, what: str = "LOADED") -> set[str]:
+    line = next(line for line in err.splitlines() if line.startswith(what + " "))
+    return set(filter(None, line.removeprefix(what + " ").split(",")))
 
 
 def test_a_command_loads_only_its_own_module(tmp_path: Path) -> None:
     (tmp_path / "q").write_text("q 0 a 1\n")
     (tmp_path / "r").write_text("q Q0 b 1 2.0 t\nq Q0 a 2 1.0 t\n")
-    done = _ragmeter(
-        "eval", "--qrels", str(tmp_path / "q"), "--run", str(tmp_path / "r"), "-m", "mrr", "--json"
+    done = _ragmeter(  # the table: the full command
+        "eval",
+        "--qrels",
+        str(tmp_path / "q"),
+        "--run",
+        str(tmp_path / "r"),
+        "-m",
+        "mrr",
+        "--breakdowns",
+        "all",
+        "--json",
     )
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout)["aggregate"] == {"mrr": 0.5}
     assert _loaded(done.stderr) == {"eval_cmd", "run_cmd"}  # eval shares the executor options of run
+
+
+def _stable(text: str) -> dict[str, object]:
+    data = json.loads(text)
+    for key in ("created_at", "elapsed_seconds"):
+        data["provenance"].pop(key)
+    return data
+
+
+def test_a_plain_trec_evaluation_starts_without_the_app_and_prints_the_same_json(tmp_path: Path) -> None:
+    """``eval --qrels --run --json`` needs neither typer (whose option checks import pydantic) nor rich."""
+    (tmp_path / "q").write_text("q 0 a 1\nq 0 c 2\nz 0 a 1\n")
+    (tmp_path / "r").write_text("q Q0 b 1 2.0 t\nq Q0 a 2 1.0 t\nq Q0 c 3 1.0 t\n")
+    common = [
+        "eval",
+        "--qrels",
+        str(tmp_path / "q"),
+        "--run",
+        str(tmp_path / "r"),
+        "-m",
+        "mrr",
+        "--metric=ndcg@2",
+    ]
+    options = ["-k", "3", "-l", "1.5", "-c", "--trec-compat", "--json"]
+    fast = _ragmeter(*common, *options)
+    assert fast.returncode == 0, fast.stderr
+    assert _loaded(fast.stderr) == set() and _loaded(fast.stderr, "HEAVY") == set()
+    full = _ragmeter(*common, *options, "--out", str(tmp_path / "out"))  # --out: the full command
+    assert full.returncode == 0, full.stderr
+    assert _loaded(full.stderr) == {"eval_cmd", "run_cmd"}
+    assert _stable(fast.stdout) == _stable(full.stdout)
+    assert list(json.loads(fast.stdout)) == list(json.loads(full.stdout))
+
+
+def test_the_full_command_takes_what_the_quick_start_does_not_read(tmp_path: Path) -> None:
+    (tmp_path / "q").write_text("q 0 a 1\n")
+    (tmp_path / "r").write_text("q Q0 a 1 1.0 t\n")
+    plain = ["eval", "--qrels", str(tmp_path / "q"), "--run", str(tmp_path / "r"), "--json"]
+    bad_k = _ragmeter(*plain, "-k", "0")
+    assert bad_k.returncode == 2 and "Invalid value for '-k'" in bad_k.stderr
+    assert _loaded(bad_k.stderr) == {"eval_cmd", "run_cmd"}
+    typo = _ragmeter(*plain, "--trec-compta")
+    assert typo.returncode == 2 and "No such option: --trec-compta" in typo.stderr
+    (tmp_path / "ragmeter.yaml").write_text("metrics:\n  retrieval:\n    metrics: [mrr]\n")
+    configured = _ragmeter(*plain, cwd=tmp_path)
+    assert configured.returncode == 0, configured.stderr
+    assert set(json.loads(configured.stdout)["aggregate"]) == {"mrr"}
+    assert _loaded(configured.stderr) == {"eval_cmd", "run_cmd"}
+    missing = _ragmeter("eval", "--qrels", str(tmp_path / "nope"), "--run", str(tmp_path / "r"), "--json")
+    assert missing.returncode == 2 and missing.stderr.startswith(f"Error: {tmp_path / 'nope'}")
 
 
 def test_help_and_unknown_commands_see_every_command() -> None:

@@ -26,7 +26,6 @@ from ragmeter.config import RagmeterConfig
 from ragmeter.errors import RagmeterError
 from ragmeter.evaluation.arguments import (
     DEFAULT_DATASET_METRICS,
-    DEFAULT_TREC_METRICS,
     check_k,
     check_level,
     check_limit,
@@ -45,11 +44,9 @@ from ragmeter.evaluation.dataset_inputs import (
     located,
 )
 from ragmeter.evaluation.query_details import query_views, rag_sections
-from ragmeter.io.digests import hash_in_background
-from ragmeter.io.table_subsets import head_topics, only_topics
+from ragmeter.evaluation.trec import trec_result_fields
 from ragmeter.matching.anchors import match_anchors, merged_tables
 from ragmeter.matching.ids import match_ids
-from ragmeter.matching.trec import match_trec
 from ragmeter.metrics.inputs import ScoringInput
 from ragmeter.metrics.rag_defaults import default_metrics
 from ragmeter.metrics.records import RagBatch
@@ -421,50 +418,17 @@ def evaluate_trec(
     >>> r.aggregate  # the tie is broken by docno, descending: d2 first
     {'mrr': 0.5}
     """
-    from ragmeter.io.table_readers import file_sources, load_qrels, load_run
-
-    check_k(k)
-    check_level(relevance_level)
-    check_limit(limit)
-    cfg, cfg_path = load_settings(config)
-    started = time.perf_counter()
-    resolved = resolve_metrics(metrics or cfg.metrics.retrieval.metrics or list(DEFAULT_TREC_METRICS))
-    hash_in_background(
-        file_sources(qrels, run)
-    )  # for the provenance, on another core (the CLI started it earlier)
-    q = load_qrels(qrels, columns=columns, split=split, trec_compat=trec_compat)
-    q_table, limited = q.table, None
-    if limit is not None and limit < len(q_table.topics):
-        limited = (limit, len(q_table.topics))
-        q_table = head_topics(q_table, limit)
-    r = load_run(run, qrels=q_table, columns=columns, split=split)
-    r_table = only_topics(r.table, q_table.topics) if limited else r.table
-    matched = match_trec(q_table, r_table, complete=complete)
-    level = relevance_level if relevance_level is not None else cfg.metrics.retrieval.relevance_level
-    inp = ScoringInput.from_table(matched.table, relevance_level=level)
-    default_k = k if k is not None else cfg.metrics.retrieval.default_k
-    scored = score_metrics(
-        resolved, inp, default_k=default_k, trec_compat=trec_compat, k_source=k_source_of(k, cfg)
+    fields = trec_result_fields(
+        qrels,
+        run,
+        metrics=metrics,
+        k=k,
+        relevance_level=relevance_level,
+        complete=complete,
+        trec_compat=trec_compat,
+        config=config,
+        columns=columns,
+        split=split,
+        limit=limit,
     )
-    settings: dict[str, Any] = {"complete": complete, "trec_compat": trec_compat}
-    if columns:
-        settings["columns"] = dict(columns)
-    if split is not None:
-        settings["split"] = split
-    if limit is not None:
-        settings["limit"] = limit
-    provenance = base_provenance(cfg_path, k=k, default_k=default_k, relevance_level=level, **settings) | {
-        "inputs": {"qrels": q.provenance, "run": r.provenance},
-        "elapsed_seconds": round(time.perf_counter() - started, 6),
-        **({"limited": {"first": limited[0], "of": limited[1]}} if limited else {}),
-    }
-    warnings = list(matched.warnings)
-    if limited:
-        warnings.insert(0, limit_warning(*limited, unit="topics"))
-    return assemble_result(
-        matched.table.query_ids,
-        scored,
-        warnings=warnings,
-        provenance=provenance,
-        n_missing_output=len(matched.missing_topics) if complete else 0,
-    )
+    return EvalResult(**fields)

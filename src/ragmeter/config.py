@@ -19,14 +19,13 @@ from typing import Any
 
 from pydantic import ConfigDict, Field
 
+from ragmeter.config_defaults import CONFIG_FILENAME as CONFIG_FILENAME
+from ragmeter.config_defaults import FALLBACK_K as FALLBACK_K
 from ragmeter.errors import ConfigError
 from ragmeter.io.records import describe_validation_error, read_structured
 from ragmeter.metrics.names import MAX_K
 from ragmeter.schema.rag import ModelPrice
 from ragmeter.schema.strict_numbers import NumbersModel
-
-CONFIG_FILENAME = "ragmeter.yaml"
-FALLBACK_K = 5
 
 
 class RetrievalConfig(NumbersModel):

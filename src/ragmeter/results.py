@@ -28,11 +28,12 @@ from typing import TYPE_CHECKING, Any, Literal
 from pydantic import BaseModel, Field
 
 from ragmeter.io.atomic import atomic_files
+from ragmeter.result_json import SCHEMA_VERSION, json_text
 
 if TYPE_CHECKING:
     import pyarrow as pa
 
-SCHEMA_VERSION = "1"
+__all__ = ["SCHEMA_VERSION", "EvalResult", "TableKind", "json_text"]
 
 TableKind = Literal["per_query", "aggregate"]
 """Which table :meth:`EvalResult.to_pandas` / :meth:`EvalResult.to_polars` return."""
@@ -166,27 +167,3 @@ class EvalResult(BaseModel):
             )
             metrics.write(self.to_json_text() + "\n")
         return out
-
-
-def json_text(data: dict[str, Any], *, flat: tuple[str, ...] = ("per_query",)) -> str:
-    """``data`` as JSON indented by 2, except that each entry of the ``flat`` keys is on one line.
-
-    >>> print(json_text({"n": 1, "per_query": {"q1": {"mrr": 1.0, "map": 0.5}}}))
-    {
-      "n": 1,
-      "per_query": {
-        "q1": {"mrr": 1.0, "map": 0.5}
-      }
-    }
-    """
-    if not data:
-        return "{}"
-    parts = []
-    for key, value in data.items():
-        name = json.dumps(key)
-        if key in flat and isinstance(value, dict) and value:
-            rows = ",\n".join(f"    {json.dumps(k)}: {json.dumps(v)}" for k, v in value.items())
-            parts.append(f"  {name}: {{\n{rows}\n  }}")
-        else:
-            parts.append(f"  {name}: " + json.dumps(value, indent=2).replace("\n", "\n  "))
-    return "{\n" + ",\n".join(parts) + "\n}"

@@ -61,3 +61,24 @@ def test_a_leading_www_goes_when_a_dot_follows(rest: str, scheme: str, port: str
         assert with_www == without
     else:  # www.com is a host of its own
         assert with_www != without
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "http://[::1",  # urlsplit: "Invalid IPv6 URL"
+        "https://[::1/broken",
+        "//[fe80::1",
+        "https://a.org/\ud800",  # a lone surrogate (JSON allows "\ud800"): no UTF-8 form
+        "https://a.org/x?q=\udc00&utm_source=1",
+        "https://user@a.org:8443/\ud800/",
+    ],
+)
+def test_a_url_that_cannot_be_read_is_its_own_key(url: str) -> None:
+    """No error (a result is still counted), the same key every time: the text as written, trimmed."""
+    assert url_key(f"  {url} ") == url
+    assert url_key(url) == url_key(url_key(url) or "")
+
+
+def test_a_host_without_utf8_form_keeps_its_text() -> None:
+    assert url_key("https://c\ud800.org/a/") == "c\ud800.org/a"

@@ -7,11 +7,12 @@ import platform
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from ragmeter import __version__
 from ragmeter.agentic.aggregate import aggregate_scores
 from ragmeter.agentic.clusters import cluster_trace
+from ragmeter.agentic.columnar import columnar_applies
 from ragmeter.agentic.gains import GainLabeller, LabellerMemo, resolve_gains
 from ragmeter.agentic.labels import Label, label_from_record, load_labels
 from ragmeter.agentic.load import iter_traces
@@ -97,39 +98,21 @@ def _warnings(
     return out
 
 
-def evaluate_agentic(
+def _reference(
     traces: TracesLike,
-    labels: LabelsLike = None,
-    *,
-    trace_format: str = "auto",
-    search_tools: Sequence[str] | None = None,
-    labeller: GainLabeller | None = None,
-    policy: DedupPolicy | None = None,
-    good_threshold: float = GOOD_THRESHOLD,
-    details: bool = False,
-    progress: Callable[[int, int], None] | None = None,
-) -> AgenticResult:
-    """Score agentic search traces with the Retrieved Good Gain metrics.
-
-    ``traces``: a trace file (native JSONL, OTLP JSON, OpenAI Agents SDK spans or LangSmith
-    runs; ``trace_format`` ``auto`` detects which) or a list of native trace objects.
-    ``labels``: a labels file or list of label objects (gains by trace id and result key).
-    ``labeller`` labels the unique results that still lack a gain, once per (task, cluster).
-    ``details`` adds the dedup record of every result to each trace. ``progress(done, total)``
-    is called as traces are scored (with a labeller, each may wait on the judge).
-
-    >>> result = evaluate_agentic([{"trace_id": "t1", "turns": [{"iterations": [
-    ...     {"searches": [{"query": "q", "results": [{"url": "https://a.org/x", "gain": 3},
-    ...                                              {"url": "http://www.a.org/x/", "gain": 3}]}]}]}]}])
-    >>> result.aggregate.averages_at_n["CG"], result.aggregate.averages_at_n["SRR"]
-    (3.0, 0.5)
-    >>> result.aggregate.redundancy.by_key["url"]
-    1
-    """
-    if isinstance(good_threshold, bool) or not math.isfinite(good_threshold) or not 0 < good_threshold <= 4:
-        raise ConfigError(f"good_threshold must be a number in (0, 4], got {good_threshold!r}")
-    policy = policy or DedupPolicy()
-    keys = KeyMaker(policy)
+    labels: LabelsLike,
+    trace_format: str,
+    search_tools: Sequence[str] | None,
+    keys: KeyMaker,
+    policy: DedupPolicy,
+    labeller: GainLabeller | None,
+    good_threshold: float,
+    details: bool,
+    progress: Callable[[int, int], None] | None,
+) -> tuple[
+    list[PreparedTrace], list[TraceScore], dict[str, Any], dict[str, list[Label]], dict[str, Any] | None, int
+]:
+    """The record-at-a-time path: load → validate → prepare → dedup → gains → score, trace by trace."""
     loaded, trace_source = _load(traces, trace_format, search_tools)
     labels_by_trace, labels_source = _labels(labels, keys)
 
@@ -152,9 +135,77 @@ def evaluate_agentic(
         scores.append(
             score_trace(p, clusters, gains, good_threshold=good_threshold, keys=keys, details=details)
         )
-
     if progress is not None:
         progress(len(scores), len(prepared))
+    return prepared, scores, trace_source, labels_by_trace, labels_source, len(boilerplate)
+
+
+def evaluate_agentic(
+    traces: TracesLike,
+    labels: LabelsLike = None,
+    *,
+    trace_format: str = "auto",
+    search_tools: Sequence[str] | None = None,
+    labeller: GainLabeller | None = None,
+    policy: DedupPolicy | None = None,
+    good_threshold: float = GOOD_THRESHOLD,
+    details: bool = False,
+    progress: Callable[[int, int], None] | None = None,
+    engine: Literal["auto", "reference"] = "auto",
+) -> AgenticResult:
+    """Score agentic search traces with the Retrieved Good Gain metrics.
+
+    ``traces``: a trace file (native JSONL, OTLP JSON, OpenAI Agents SDK spans or LangSmith
+    runs; ``trace_format`` ``auto`` detects which) or a list of native trace objects.
+    ``labels``: a labels file or list of label objects (gains by trace id and result key).
+    ``labeller`` labels the unique results that still lack a gain, once per (task, cluster).
+    ``details`` adds the dedup record of every result to each trace. ``progress(done, total)``
+    is called as traces are scored (with a labeller, each may wait on the judge). ``engine="auto"`` reads a
+    native JSON Lines file on the columnar fast path (:mod:`ragmeter.agentic.columnar`) when no
+    labeller and no ``details`` are asked for; ``"reference"`` always takes the record-at-a-time
+    path. Both give the same result.
+
+    >>> result = evaluate_agentic([{"trace_id": "t1", "turns": [{"iterations": [
+    ...     {"searches": [{"query": "q", "results": [{"url": "https://a.org/x", "gain": 3},
+    ...                                              {"url": "http://www.a.org/x/", "gain": 3}]}]}]}]}])
+    >>> result.aggregate.averages_at_n["CG"], result.aggregate.averages_at_n["SRR"]
+    (3.0, 0.5)
+    >>> result.aggregate.redundancy.by_key["url"]
+    1
+    """
+    if isinstance(good_threshold, bool) or not math.isfinite(good_threshold) or not 0 < good_threshold <= 4:
+        raise ConfigError(f"good_threshold must be a number in (0, 4], got {good_threshold!r}")
+    policy = policy or DedupPolicy()
+    keys = KeyMaker(policy)
+    if (
+        engine == "auto"
+        and labeller is None
+        and not details
+        and isinstance(traces, (str, Path))
+        and columnar_applies(Path(traces), trace_format)
+    ):
+        from ragmeter.agentic.columnar import evaluate_columnar
+
+        labels_by_trace, labels_source = _labels(labels, keys)
+        run = evaluate_columnar(
+            Path(traces), labels_by_trace, policy=policy, good_threshold=good_threshold, progress=progress
+        )
+        prepared, scores, n_boilerplate = run.prepared, run.scores, run.boilerplate_keys
+        trace_source = {"path": str(Path(traces)), "sha256": run.sha256, "format": "native"}
+    else:
+        prepared, scores, trace_source, labels_by_trace, labels_source, n_boilerplate = _reference(
+            traces,
+            labels,
+            trace_format,
+            search_tools,
+            keys,
+            policy,
+            labeller,
+            good_threshold,
+            details,
+            progress,
+        )
+
     provenance = {
         "ragmeter_version": __version__,
         "python": platform.python_version(),
@@ -168,7 +219,7 @@ def evaluate_agentic(
             "search_tools": list(search_tools) if search_tools else None,
             "dedup": policy.as_dict(),
             "dedup_fingerprint": policy.fingerprint(),
-            "boilerplate_content_keys": len(boilerplate),
+            "boilerplate_content_keys": n_boilerplate,
         },
     }
     return AgenticResult(

@@ -23,6 +23,9 @@ from ragmeter.errors import InputError, RagmeterError
 
 GainSource = Literal["labels", "trace", "labeller", "none"]
 
+NO_GAIN = "no gain in the trace or the labels file"
+"""Why a cluster that no label, trace gain or labeller scored is unscored."""
+
 
 @dataclass(frozen=True)
 class Unscored:
@@ -152,9 +155,7 @@ def resolve_gains(
     >>> [g.gain for g in resolve_gains(p, cluster_trace(p), labels=(), labeller=Fixed()).gains]
     [3.0, None]
     """
-    out = TraceGains(
-        gains=[ClusterGain(None, "none", "no gain in the trace or the labels file")] * clusters.n
-    )
+    out = TraceGains(gains=[ClusterGain(None, "none", NO_GAIN)] * clusters.n)
     from_labels = _from_labels(clusters, labels, out)
     for cluster, label in from_labels.items():
         reason = (

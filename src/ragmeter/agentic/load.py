@@ -102,20 +102,30 @@ def _lines(path: Path) -> Iterator[tuple[int, str]]:
         raise InputError(f"cannot read file ({exc.strerror})", where=str(path)) from None
 
 
+def decode_line(path: Path, lineno: int, data: bytes) -> str:
+    """Line ``lineno`` of ``path`` (its bytes, with or without the line end) as text, or the file's error."""
+    return decode_text(data.removesuffix(b"\n").removesuffix(b"\r"), source=str(path), line=lineno)
+
+
 def _decoded(path: Path, raw: Iterable[bytes]) -> Iterator[tuple[int, str]]:
     for lineno, data in enumerate(raw, start=1):
-        line = decode_text(data.removesuffix(b"\n").removesuffix(b"\r"), source=str(path), line=lineno)
+        line = decode_line(path, lineno, data)
         if line.strip():
             yield lineno, line
 
 
+def native_trace(path: Path, lineno: int, line: str) -> LoadedTrace:
+    """A non-blank line of a native JSON Lines file parsed and validated, or one error naming line and field."""
+    where = f"{path}:{lineno}"
+    return LoadedTrace(validate_trace(loads_json(line, source=str(path), line=lineno), where=where), where)
+
+
 def _native_stream(path: Path) -> Iterator[LoadedTrace]:
     for lineno, line in _lines(path):
-        where = f"{path}:{lineno}"
-        yield LoadedTrace(validate_trace(loads_json(line, source=str(path), line=lineno), where=where), where)
+        yield native_trace(path, lineno, line)
 
 
-def _first_record(path: Path) -> Record | None:
+def first_record(path: Path) -> Record | None:
     """The first line parsed as JSON, or ``None`` when the file is one (multi-line) JSON document."""
     if not path.exists():
         raise InputError("file not found", where=str(path))
@@ -139,7 +149,7 @@ def iter_traces(
     """Like :func:`load_traces`, but native JSON Lines are validated lazily, one line at a time."""
     if trace_format not in TRACE_FORMATS:
         raise InputError(f"unknown trace format {trace_format!r}; expected one of {', '.join(TRACE_FORMATS)}")
-    first = _first_record(path)
+    first = first_record(path)
     records = read_records(path) if first is None or trace_format not in ("auto", "native") else None
     if trace_format == "auto":
         probe = first if first is not None else (records[0] if records else None)

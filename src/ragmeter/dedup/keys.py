@@ -38,6 +38,20 @@ class ResultKeys(NamedTuple):
     content_candidate: bool
 
 
+def content_digest(norm_title: str, norm_snippet: str) -> bytes:
+    """The content key of a normalised title and snippet.
+
+    >>> content_digest("a", "b").hex()[:8]
+    '065ab574'
+    """
+    return digest(norm_title + FIELD_SEPARATOR + norm_snippet)
+
+
+def prefix_digest(norm_title: str, norm_snippet: str, prefix_chars: int) -> bytes:
+    """The prefix key: the normalised title and the first ``prefix_chars`` characters of the snippet."""
+    return digest("prefix" + FIELD_SEPARATOR + norm_title + FIELD_SEPARATOR + norm_snippet[:prefix_chars])
+
+
 @dataclass(frozen=True, slots=True)
 class _Content:
     key: bytes
@@ -85,9 +99,8 @@ class KeyMaker:
         candidate = candidate and words >= policy.min_content_words
         prefix = None
         if candidate and len(norm_snippet) >= policy.prefix_chars:
-            prefix_text = norm_title + FIELD_SEPARATOR + norm_snippet[: policy.prefix_chars]
-            prefix = digest("prefix" + FIELD_SEPARATOR + prefix_text)
-        found = _Content(digest(text), prefix, norm_snippet, candidate)
+            prefix = prefix_digest(norm_title, norm_snippet, policy.prefix_chars)
+        found = _Content(content_digest(norm_title, norm_snippet), prefix, norm_snippet, candidate)
         self._contents[(title, snippet)] = found
         return found
 

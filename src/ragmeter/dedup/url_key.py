@@ -217,14 +217,19 @@ def url_key(
     'example.com/page?sref=2'
     >>> url_key("https://[::1/broken")  # not a URL urlsplit can read: the text is the key
     'https://[::1/broken'
+    >>> url_key(" https://a.org/\\ud800 ")  # a lone surrogate (no UTF-8 form): the text is the key
+    'https://a.org/\\ud800'
     """
     text = url.strip()
     if not text:
         return None
-    simple = _SIMPLE_WEB_URL.fullmatch(text)
-    if simple is not None:
-        return _simple_key(simple, tracking_names, tracking_prefixes)
-    return _general_key(text, tracking_names, tracking_prefixes)
+    try:
+        simple = _SIMPLE_WEB_URL.fullmatch(text)
+        if simple is not None:
+            return _simple_key(simple, tracking_names, tracking_prefixes)
+        return _general_key(text, tracking_names, tracking_prefixes)
+    except ValueError:  # urlsplit refuses it ("Invalid IPv6 URL"), or it has no UTF-8 form (UnicodeError)
+        return text  # still a result, deduplicated by the text as written
 
 
 def _simple_key(match: re.Match[str], names: Collection[str], prefixes: tuple[str, ...]) -> str:
@@ -250,10 +255,7 @@ def _simple_key(match: re.Match[str], names: Collection[str], prefixes: tuple[st
 
 
 def _general_key(text: str, names: Collection[str], prefixes: tuple[str, ...]) -> str:
-    try:
-        parts = _split(text)
-    except ValueError:  # urlsplit refuses it ("Invalid IPv6 URL"): the text is its own key
-        return text
+    parts = _split(text)
     scheme = parts.scheme.lower()
     path = _normalise_path(parts.path) if parts.path else "/"
     query = _normalise_query(parts.query, names, prefixes) if parts.query else ""

@@ -13,11 +13,15 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from ragmeter.config import RagmeterConfig, load_config
+from ragmeter.config_defaults import CONFIG_FILENAME, FALLBACK_K
 from ragmeter.errors import ConfigError
 from ragmeter.metrics.names import MAX_K, expand_metric_names
 from ragmeter.metrics.registry import ResolvedMetric, resolve_metric
+
+if TYPE_CHECKING:
+    from ragmeter.config import RagmeterConfig
 
 DEFAULT_DATASET_METRICS = ("hit", "recall@k", "mrr", "ndcg")
 DEFAULT_TREC_METRICS = ("map", "mrr", "ndcg", "precision", "recall@k", "r-precision")
@@ -39,14 +43,19 @@ def resolve_metrics(names: Sequence[str]) -> list[ResolvedMetric]:
     return resolved
 
 
-def k_source_of(k: int | None, cfg: RagmeterConfig) -> str:
+def k_source_of(k: int | None, cfg: RagmeterConfig | None) -> str:
     """Where the cutoff of names without ``@k`` comes from (shown beside the resolved name).
 
-    >>> k_source_of(10, RagmeterConfig()), k_source_of(None, RagmeterConfig())
-    ('-k / k=', 'the default (5)')
+    ``cfg`` None: no config at all (the default cutoff).
+
+    >>> from ragmeter.config import RagmeterConfig
+    >>> k_source_of(10, RagmeterConfig()), k_source_of(None, RagmeterConfig()), k_source_of(None, None)
+    ('-k / k=', 'the default (5)', 'the default (5)')
     """
     if k is not None:
         return "-k / k="
+    if cfg is None:
+        return f"the default ({FALLBACK_K})"
     retrieval = cfg.metrics.retrieval
     if "default_k" in retrieval.model_fields_set:
         return "config metrics.retrieval.default_k"
@@ -92,6 +101,27 @@ def load_settings(
     config: RagmeterConfig | str | Path | None,
 ) -> tuple[RagmeterConfig, Path | None]:
     """The config given, or the one read from a file (or found): the config and its path."""
+    from ragmeter.config import RagmeterConfig, load_config  # pydantic: only when there is a config
+
     if isinstance(config, RagmeterConfig):
         return config, None
     return load_config(config)
+
+
+RetrievalSettings = tuple[list[str] | None, float | None, int, str]
+"""``metrics.retrieval``: the metrics, the relevance level, the default cutoff and where the cutoff comes from."""
+
+
+def retrieval_settings(
+    config: RagmeterConfig | str | Path | None, k: int | None = None
+) -> tuple[RetrievalSettings, Path | None]:
+    """The ranking metrics' settings from the config, and the config file (the models load only if there is one).
+
+    >>> retrieval_settings(None, 10)[0][2:] == (FALLBACK_K, "-k / k=") or Path(CONFIG_FILENAME).is_file()
+    True
+    """
+    if config is None and not (Path.cwd() / CONFIG_FILENAME).is_file():
+        return (None, None, FALLBACK_K, k_source_of(k, None)), None
+    cfg, path = load_settings(config)
+    retrieval = cfg.metrics.retrieval
+    return (retrieval.metrics, retrieval.relevance_level, retrieval.default_k, k_source_of(k, cfg)), path

@@ -9,25 +9,27 @@ from __future__ import annotations
 import platform
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ragmeter import __version__
 from ragmeter.metrics.scoring import ScoredMetric
-from ragmeter.results import EvalResult
+
+if TYPE_CHECKING:
+    from ragmeter.results import EvalResult
 
 AGGREGATES = {"sum": "sum", "geometric": "geometric mean (each value at least 0.00001)"}
 """How the provenance names an aggregate that is not the mean."""
 
 
-def assemble_result(
+def result_fields(
     query_ids: list[str],
     scored: list[ScoredMetric],
     *,
     warnings: list[str],
     provenance: dict[str, Any],
     n_missing_output: int = 0,
-) -> EvalResult:
-    """The result of scored metrics over ``query_ids``: aggregates, per-query values, counts, provenance."""
+) -> dict[str, Any]:
+    """The fields of the result of scored metrics over ``query_ids`` (:func:`assemble_result` without the model)."""
     per_query: dict[str, dict[str, float | None]] = {qid: {} for qid in query_ids}
     for metric in scored:
         values = metric.values.tolist()
@@ -49,16 +51,33 @@ def assemble_result(
             for m in scored
         },
     }
-    return EvalResult(
-        aggregate={m.name: m.value for m in scored},
-        per_query=per_query,
-        n_queries=len(query_ids),
-        n_scored={m.name: m.n_scored for m in scored},
-        n_skipped={m.name: m.n_skipped for m in scored},
-        n_missing_output=n_missing_output,
-        warnings=warnings,
-        provenance=provenance,
+    return {
+        "aggregate": {m.name: m.value for m in scored},
+        "per_query": per_query,
+        "n_queries": len(query_ids),
+        "n_scored": {m.name: m.n_scored for m in scored},
+        "n_skipped": {m.name: m.n_skipped for m in scored},
+        "n_missing_output": n_missing_output,
+        "warnings": warnings,
+        "provenance": provenance,
+    }
+
+
+def assemble_result(
+    query_ids: list[str],
+    scored: list[ScoredMetric],
+    *,
+    warnings: list[str],
+    provenance: dict[str, Any],
+    n_missing_output: int = 0,
+) -> EvalResult:
+    """The result of scored metrics over ``query_ids``: aggregates, per-query values, counts, provenance."""
+    from ragmeter.results import EvalResult  # pydantic: the quick start needs only the fields
+
+    fields = result_fields(
+        query_ids, scored, warnings=warnings, provenance=provenance, n_missing_output=n_missing_output
     )
+    return EvalResult(**fields)
 
 
 def base_provenance(cfg_path: Path | None, **settings: Any) -> dict[str, Any]:

@@ -35,7 +35,7 @@ from typing import Any, Generic, TypeVar
 from ragmeter.errors import InputError, RagmeterError
 from ragmeter.io.digests import file_sha256
 from ragmeter.io.frames import TableKind
-from ragmeter.io.text_files import data_suffix
+from ragmeter.io.text_files import TABLE_SUFFIXES, data_suffix
 from ragmeter.io.trec import read_qrels, read_run
 from ragmeter.io.trec_tables import TrecQrels, TrecRun
 
@@ -104,7 +104,7 @@ def _file(request: TableRequest, fmt: str, **extra: Any) -> dict[str, Any]:
 
 def _is_trec_file(request: TableRequest) -> bool:
     path = request.path
-    return path is not None and not path.is_dir() and request.suffix() not in _OTHER_SUFFIXES
+    return path is not None and not path.is_dir() and request.suffix() not in TABLE_SUFFIXES
 
 
 def _read_trec(request: TableRequest) -> tuple[TrecQrels | TrecRun, dict[str, Any]]:
@@ -216,10 +216,12 @@ def _from_table(
 
 
 def _is_beir(request: TableRequest) -> bool:
+    path = request.path
+    if path is None or not path.is_dir():  # a file: the folder readers' modules are not imported
+        return False
     from ragmeter.io.beir import is_beir_folder
 
-    path = request.path
-    return path is not None and is_beir_folder(path)
+    return is_beir_folder(path)
 
 
 def _read_beir(request: TableRequest) -> tuple[TrecQrels | TrecRun, dict[str, Any]]:
@@ -234,10 +236,12 @@ def _read_beir(request: TableRequest) -> tuple[TrecQrels | TrecRun, dict[str, An
 
 
 def _is_saved_dataset(request: TableRequest) -> bool:
+    path = request.path
+    if path is None or not path.is_dir():
+        return False
     from ragmeter.io.hf_datasets import is_saved_dataset
 
-    path = request.path
-    return path is not None and is_saved_dataset(path)
+    return is_saved_dataset(path)
 
 
 def _read_saved_dataset(request: TableRequest) -> tuple[TrecQrels | TrecRun, dict[str, Any]]:
@@ -394,9 +398,6 @@ def _read_tuples(request: TableRequest) -> tuple[TrecQrels | TrecRun, dict[str, 
         )
     return run_from_tuples(items, where="run"), _object("ir_measures ScoredDoc tuples")
 
-
-_OTHER_SUFFIXES = frozenset({".json", ".csv", ".tsv", ".parquet", ".pq", ".jsonl"})
-"""Suffixes some other file reader claims (every other file is read as TREC)."""
 
 TABLE_READERS: tuple[TableReader, ...] = (
     TableReader("an ir_datasets dataset (irds:<id>)", _is_irds, _read_irds),

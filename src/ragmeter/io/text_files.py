@@ -30,6 +30,9 @@ _COMPRESSED = {
 }
 """File suffix → compression; such files are decompressed before they are read."""
 
+TABLE_SUFFIXES = frozenset({".json", ".csv", ".tsv", ".parquet", ".pq", ".jsonl"})
+"""Suffixes of qrels and runs that a reader other than TREC's claims (every other file is read as TREC)."""
+
 _BOMS = (
     (b"\xff\xfe\x00\x00", "UTF-32"),
     (b"\x00\x00\xfe\xff", "UTF-32"),

@@ -16,7 +16,7 @@ measured numbers.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -26,7 +26,9 @@ from ragmeter.metrics.names import MetricName
 from ragmeter.metrics.rag import NO_OUTPUT, ScoreBuilder, batch_of
 from ragmeter.metrics.records import RagBatch
 from ragmeter.metrics.relevance import Int64Array
-from ragmeter.schema.outputs import SystemOutput
+
+if TYPE_CHECKING:  # annotations only: the metrics load without the pydantic models
+    from ragmeter.schema.outputs import SystemOutput
 
 OPERATIONAL_FAMILIES = frozenset(
     {"error_rate", "timeout_rate", "empty_response_rate", "latency_p50", "latency_p95", "tokens_prompt",

@@ -13,10 +13,12 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
-from ragmeter.schema.outputs import SystemOutput
-from ragmeter.schema.rag import ModelPrice
-from ragmeter.schema.samples import Sample
+if TYPE_CHECKING:  # annotations only: the metrics load without the pydantic models
+    from ragmeter.schema.outputs import SystemOutput
+    from ragmeter.schema.rag import ModelPrice
+    from ragmeter.schema.samples import Sample
 
 
 @dataclass(frozen=True)

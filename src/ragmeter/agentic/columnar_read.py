@@ -1,0 +1,390 @@
+"""Reading native trace JSON Lines into columns: the fast path's reader (one trace per line).
+
+Each line is parsed by msgspec into plain objects, checked for repeated keys, and validated
+against msgspec structs that mirror :mod:`ragmeter.agentic.trace`. The results of each trace's
+last turn are then added to flat columns, with every string replaced by a code into a table of
+the distinct strings seen so far (a million results hold far fewer distinct URLs and texts).
+
+Anything this reader is not sure of — a line msgspec cannot parse or validate, a repeated key,
+an escaped colon (``\\u003a``, which defeats the repeated-key check), a blank id, a result with
+no field — is handed to the reference reader (:mod:`ragmeter.agentic.load`) for that line: it
+either accepts the line (and the reader takes its validated trace) or raises the reference's own
+one-line error, naming the file, line and field.
+
+>>> from pathlib import Path
+>>> import tempfile
+>>> line = ('{"trace_id": 7, "turns": [{"iterations": [{"searches": [{"results": '
+...         '[{"url": "https://a.org", "gain": 3}, {"title": "T", "snippet": "x"}]}]}]}]}')
+>>> with tempfile.TemporaryDirectory() as tmp:
+...     path = Path(tmp) / "t.jsonl"
+...     _ = path.write_text(line + "\\n")
+...     cols = read_columns(path)
+>>> cols.trace_ids, cols.iteration_sizes, [cols.urls.values[c] for c in cols.url]
+(['7'], [[2]], ['https://a.org', None])
+"""
+
+from __future__ import annotations
+
+import hashlib
+import itertools
+import operator
+from array import array
+from collections import defaultdict
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Annotated, Any
+
+import msgspec
+import numpy as np
+import numpy.typing as npt
+
+from ragmeter.errors import InputError
+
+_Id = str | int
+_Gain = Annotated[float, msgspec.Meta(ge=0, le=4)]
+
+
+class SearchResultS(msgspec.Struct, gc=False):
+    """:class:`ragmeter.agentic.trace.SearchResult` (other fields are ignored)."""
+
+    domain_id: _Id | None = None
+    id: _Id | None = None
+    url: str | None = None
+    title: str | None = None
+    snippet: str | None = None
+    gain: _Gain | None = None
+
+
+class SearchS(msgspec.Struct, forbid_unknown_fields=True, gc=False):
+    """:class:`ragmeter.agentic.trace.Search`."""
+
+    query: str | None = None
+    tool: str | None = None
+    results: list[SearchResultS] | None = None
+    results_not_captured: str | None = None
+    span_id: str | None = None
+
+
+class IterationS(msgspec.Struct, forbid_unknown_fields=True, gc=False):
+    """:class:`ragmeter.agentic.trace.Iteration`."""
+
+    searches: list[SearchS] = []
+    metadata: dict[str, Any] = {}
+
+
+class TurnS(msgspec.Struct, forbid_unknown_fields=True, gc=False):
+    """:class:`ragmeter.agentic.trace.Turn`."""
+
+    user: str | None = None
+    iterations: list[IterationS] = []
+
+
+class ResultRefS(msgspec.Struct, forbid_unknown_fields=True, gc=False):
+    """:class:`ragmeter.agentic.trace.ResultRef` (its "names something" rule is checked by the reader)."""
+
+    domain_id: _Id | None = None
+    id: _Id | None = None
+    url: str | None = None
+
+
+class TraceS(msgspec.Struct, forbid_unknown_fields=True, gc=False):
+    """:class:`ragmeter.agentic.trace.Trace` (a blank ``trace_id`` is checked by the reader)."""
+
+    trace_id: _Id
+    turns: Annotated[list[TurnS], msgspec.Meta(min_length=1)]
+    task: str | None = None
+    good_results: list[ResultRefS] | None = None
+    metadata: dict[str, Any] = {}
+
+
+class _StrictResultS(SearchResultS, forbid_unknown_fields=True, gc=False):
+    """A result without other fields: no misspelt field to look for."""
+
+
+class _StrictSearchS(SearchS, forbid_unknown_fields=True, gc=False):
+    results: list[_StrictResultS] | None = None  # type: ignore[assignment]
+
+
+class _StrictIterationS(IterationS, forbid_unknown_fields=True, gc=False):
+    searches: list[_StrictSearchS] = []  # type: ignore[assignment]
+
+
+class _StrictTurnS(TurnS, forbid_unknown_fields=True, gc=False):
+    iterations: list[_StrictIterationS] = []  # type: ignore[assignment]
+
+
+class _StrictTraceS(TraceS, forbid_unknown_fields=True, gc=False):
+    """:class:`TraceS` whose results have no other fields (the common case, checked first)."""
+
+    turns: Annotated[list[_StrictTurnS], msgspec.Meta(min_length=1)]  # type: ignore[assignment]
+
+
+_RESULT_FIELDS = frozenset(SearchResultS.__struct_fields__)
+
+
+def _misspelt_result_field(value: dict[str, Any]) -> bool:
+    """Whether a result of any turn has an unknown field that looks like a misspelt known one."""
+    from ragmeter.schema.rag import near_miss_key
+
+    for turn in value["turns"]:
+        for iteration in turn.get("iterations") or ():
+            for search in iteration.get("searches") or ():
+                for result in search.get("results") or ():
+                    if not result.keys() <= _RESULT_FIELDS and near_miss_key(result, _RESULT_FIELDS):
+                        return True
+    return False
+
+
+class StringTable:
+    """Distinct strings (or ids), each with a code; code 0 is ``None`` (absent).
+
+    Several code columns may share one table (titles and snippets share the texts).
+    """
+
+    def __init__(self) -> None:
+        self.index: defaultdict[Any, int] = defaultdict(itertools.count().__next__)
+        self.index[None]  # code 0
+
+    @property
+    def values(self) -> list[Any]:
+        """The distinct values in code order."""
+        return list(self.index)
+
+    def take(self) -> list[Any]:
+        """The distinct values in code order; the table is emptied (its memory is the caller's now)."""
+        values = list(self.index)
+        self.index.clear()
+        return values
+
+    def add(self, values: Iterable[Any], codes: array[int]) -> None:
+        """Append the codes of ``values`` to ``codes``."""
+        codes.extend(map(self.index.__getitem__, values))
+
+
+def _codes() -> array[int]:
+    return array("i")
+
+
+@dataclass
+class NativeColumns:
+    """The results of the last turn of every trace in a file, as flat columns, and each trace's facts.
+
+    Per result of a scored trace (in trace order, then iteration, search and rank order): codes
+    into the string tables, the iteration number and the gain (NaN = none). Per trace: id, place,
+    status, the result count per search iteration, and its line's number, byte offset and length
+    (to read it again when the reference must score it).
+    """
+
+    path: Path
+    sha256: str = ""
+    trace_ids: list[str] = field(default_factory=list)
+    wheres: list[str] = field(default_factory=list)
+    spans: list[tuple[int, int, int]] = field(default_factory=list)
+    statuses: list[str] = field(default_factory=list)
+    reasons: list[str | None] = field(default_factory=list)
+    iteration_sizes: list[list[int]] = field(default_factory=list)
+    dropped_iterations: list[int] = field(default_factory=list)
+    earlier_turns: list[int] = field(default_factory=list)
+    has_good_results: list[bool] = field(default_factory=list)
+    ids: StringTable = field(default_factory=StringTable)
+    urls: StringTable = field(default_factory=StringTable)
+    texts: StringTable = field(default_factory=StringTable)
+    domain_id: array[int] = field(default_factory=_codes)
+    generic_id: array[int] = field(default_factory=_codes)
+    url: array[int] = field(default_factory=_codes)
+    title: array[int] = field(default_factory=_codes)
+    snippet: array[int] = field(default_factory=_codes)
+    iteration: array[int] = field(default_factory=_codes)
+    gain: array[float] = field(default_factory=lambda: array("d"))
+    trace_starts: array[int] = field(default_factory=lambda: array("q", [0]))
+
+    @property
+    def n_results(self) -> int:
+        """Results in the columns (of scored traces only)."""
+        return len(self.gain)
+
+
+_decode = msgspec.json.Decoder().decode
+_encode = msgspec.json.Encoder().encode
+
+
+def _as_text(value: Any) -> Any:
+    """Ids may be JSON integers: their decimal text, as the reference models keep them."""
+    return str(value) if type(value) is int else value
+
+
+def _fast_trace(line: bytes) -> TraceS | None:
+    """The validated trace of one line, or ``None`` when the reference reader must look at it."""
+    try:
+        value = _decode(line)
+        # Every key of a line is one ':' outside strings. msgspec keeps the last of repeated keys,
+        # so the value re-encoded has fewer ':' exactly when a key was repeated (or when an escaped
+        # '\u003a' stands for a ':', which is why lines with such escapes go to the reference).
+        if line.count(b":") != _encode(value).count(b":") or b"\\u003" in line:
+            return None
+        try:
+            trace: TraceS = msgspec.convert(value, _StrictTraceS)
+        except msgspec.ValidationError:  # results with other fields (ignored, unless misspelt), or an error
+            trace = msgspec.convert(value, TraceS)
+            if _misspelt_result_field(value):
+                return None
+    except (msgspec.MsgspecError, ValueError, TypeError, RecursionError):
+        return None
+    tid = trace.trace_id
+    if isinstance(tid, str) and not tid.strip():
+        return None
+    for ref in trace.good_results or ():
+        if not any(_present(v) for v in (ref.domain_id, ref.id, ref.url)):
+            return None
+    return trace
+
+
+def _present(value: Any) -> bool:
+    """Not ``None`` and not blank (the reference reads blank fields as absent)."""
+    return value is not None and (type(value) is int or (not value.isspace() and value != ""))
+
+
+def _lines(path: Path, digest: Any) -> Iterator[tuple[int, int, bytes]]:
+    """(line number, byte offset, raw line) of every line; ``digest`` sees every byte."""
+    offset = 0
+    try:
+        with path.open("rb", buffering=1 << 20) as handle:  # lines of tens of KB: a large buffer
+            for lineno, raw in enumerate(handle, start=1):
+                digest.update(raw)
+                yield lineno, offset, raw
+                offset += len(raw)
+    except OSError as exc:
+        raise InputError(f"cannot read file ({exc.strerror})", where=str(path)) from None
+
+
+def read_columns(path: Path) -> NativeColumns:
+    """Read a native JSON Lines trace file into :class:`NativeColumns` (see the module docstring).
+
+    Errors are the reference reader's, for the first bad line.
+    """
+    from ragmeter.agentic.columnar_reference import reference_trace
+
+    cols = NativeColumns(path)
+    digest = hashlib.sha256()
+    seen: dict[str, str] = {}
+    try:
+        for lineno, offset, raw in _lines(path, digest):
+            if raw.isspace():  # JSON's white space (the line end included): a blank line
+                continue
+            trace: Any = _fast_trace(raw)
+            if trace is None:
+                trace = reference_trace(path, lineno, raw)
+                if trace is None:  # blank once decoded (Unicode white space)
+                    continue
+            tid = _as_text(trace.trace_id)
+            where = f"{path}:{lineno}"
+            if tid in seen:
+                raise InputError(f"duplicate trace_id {tid!r} (first at {seen[tid]})", where=where)
+            seen[tid] = where
+            cols.spans.append((lineno, offset, len(raw)))
+            _add_trace(cols, trace, tid, where)
+    except InputError:
+        _refuse_results_without_fields(cols)  # an earlier line's error comes first
+        raise
+    _refuse_results_without_fields(cols)
+    cols.sha256 = digest.hexdigest()
+    return cols
+
+
+def _add_trace(cols: NativeColumns, trace: Any, tid: str, where: str) -> None:
+    """Add one trace's facts, and the results of its last turn when it is scored."""
+    turns = trace.turns
+    sizes: list[int] = []
+    reason: str | None = None
+    dropped = 0
+    results: list[Any] = []
+    turn_index = len(turns) - 1
+    for it_index, iteration in enumerate(turns[-1].iterations):
+        if not iteration.searches:
+            dropped += 1
+            continue
+        size = 0
+        for s_index, search in enumerate(iteration.searches):
+            found = search.results
+            if found is None:
+                if reason is None:
+                    why = search.results_not_captured or "results not recorded in the trace"
+                    place = f"turns[{turn_index}].iterations[{it_index}].searches[{s_index}]"
+                    reason = f"results not captured: iteration {len(sizes) + 1}, {place}: {why}"
+                continue
+            results += found
+            size += len(found)
+        sizes.append(size)
+    status = "scored"
+    if reason is not None:
+        status = "results_not_captured"
+        if not all(map(_has_a_field, results)):
+            from ragmeter.agentic.columnar_reference import refuse_results
+
+            lineno, offset, length = cols.spans[-1]
+            with cols.path.open("rb") as handle:
+                handle.seek(offset)
+                refuse_results(cols.path, lineno, handle.read(length))
+    elif not sizes:
+        status, reason = "no_search", "no search was invoked in the last turn"
+    cols.trace_ids.append(tid)
+    cols.wheres.append(where)
+    cols.statuses.append(status)
+    cols.reasons.append(reason)
+    cols.iteration_sizes.append(sizes)
+    cols.dropped_iterations.append(dropped)
+    cols.earlier_turns.append(turn_index)
+    cols.has_good_results.append(trace.good_results is not None)
+    if status == "scored" and results:
+        for number, size in enumerate(sizes, start=1):
+            cols.iteration.extend(itertools.repeat(number, size))
+        cols.ids.add(map(_DOMAIN_ID, results), cols.domain_id)
+        cols.ids.add(map(_ID, results), cols.generic_id)
+        cols.urls.add(map(_URL, results), cols.url)
+        cols.texts.add(map(_TITLE, results), cols.title)
+        cols.texts.add(map(_SNIPPET, results), cols.snippet)
+        cols.gain.frombytes(np.array(list(map(_GAIN, results)), np.float64).tobytes())
+    cols.trace_starts.append(len(cols.gain))
+
+
+_DOMAIN_ID, _ID, _URL, _TITLE, _SNIPPET, _GAIN = map(
+    operator.attrgetter, ("domain_id", "id", "url", "title", "snippet", "gain")
+)
+
+
+def _has_a_field(r: Any) -> bool:
+    return _present(r.url) or any(_present(v) for v in (r.domain_id, r.id, r.title, r.snippet))
+
+
+def _present_texts(values: list[Any]) -> npt.NDArray[np.bool_]:
+    """Per code of a table of strings (code 0 is ``None``): whether the value is not blank (C-level passes)."""
+    texts = values[1:]
+    n = len(texts)
+    filled = np.fromiter(map(len, texts), np.int64, n) > 0
+    blank = np.fromiter(map(str.isspace, texts), bool, n)
+    return np.concatenate(([False], filled & ~blank))
+
+
+def _refuse_results_without_fields(cols: NativeColumns) -> None:
+    """Raise the reference's error for the first trace read with a result that has no field at all."""
+    ids = np.array([_present(v) for v in cols.ids.values], bool)
+    urls = _present_texts(cols.urls.values)
+    texts = _present_texts(cols.texts.values)
+    present = [
+        ids[np.frombuffer(cols.domain_id, np.int32)],
+        ids[np.frombuffer(cols.generic_id, np.int32)],
+        urls[np.frombuffer(cols.url, np.int32)],
+        texts[np.frombuffer(cols.title, np.int32)],
+        texts[np.frombuffer(cols.snippet, np.int32)],
+    ]
+    bad = np.flatnonzero(~np.logical_or.reduce(present)) if cols.n_results else np.zeros(0, np.int64)
+    if not len(bad):
+        return
+    trace = int(np.searchsorted(np.frombuffer(cols.trace_starts, np.int64), bad[0], side="right")) - 1
+    from ragmeter.agentic.columnar_reference import refuse_results
+
+    lineno, offset, length = cols.spans[trace]
+    with cols.path.open("rb") as handle:
+        handle.seek(offset)
+        refuse_results(cols.path, lineno, handle.read(length))

@@ -1,0 +1,347 @@
+"""The columnar fast path gives the reference path's results, value for value, and its errors, word for word.
+
+Random traces hold duplicates by domain id (DOIs and arXiv ids in several spellings), generic id,
+URL variant and content (HTML, case, punctuation, truncated snippets), boilerplate, blank and
+missing fields, unscored results, traces whose results were not captured or that never
+searched, known good results, labels, and ids that disagree (where a dedup veto fires).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from ragmeter.agentic import evaluate_agentic
+from ragmeter.agentic.columnar import columnar_applies, evaluate_columnar
+from ragmeter.agentic.columnar_keys import run_keys
+from ragmeter.agentic.columnar_read import read_columns
+from ragmeter.dedup import DedupPolicy, KeyMaker, deduplicate
+from ragmeter.dedup.vector_dedup import deduplicate_coded
+from ragmeter.errors import InputError
+
+SMALL = DedupPolicy(min_content_chars=12, min_content_words=2, prefix_chars=14, boilerplate_urls=2)
+POLICIES = [DedupPolicy(), SMALL]
+
+URLS = [
+    "https://a.org/x",
+    "http://www.a.org/x/",
+    "https://a.org/x?utm_source=n",
+    "https://a.org/x#top",
+    "https://A.org/x?b=2&a=1",
+    "https://a.org/x?a=1&b=2",
+    "https://a.org/y",
+    "https://b.org/p/../q",
+    "b.org/q",
+    "https://mirror.b.org/q",
+    "https://b.org/%7Euser/",
+    "https://bücher.example/ä",
+    "  ",
+    "",
+]
+DOMAIN_IDS = [
+    "doi:10.1/A",
+    "https://doi.org/10.1/a",
+    "10.1/a",
+    "10.1/b",
+    "arxiv:2401.12345v2",
+    "https://arxiv.org/pdf/2401.12345v3.pdf",
+    "SKU-1",
+    " ",
+    7,
+]
+GENERIC_IDS = ["g1", "g2", 12, "12", "", "\u2003"]
+TITLES = ["Python 3.11", "python 3.11!", "<b>Python</b> 3.11", "Notice", "Ω title", "", "  "]
+BANNER = "We use cookies to improve your experience. Accept all cookies now."
+SNIPPETS = [
+    "What is new in Python 3.11: faster interpreter and better errors",
+    "what is NEW in python 3.11 — faster interpreter, and better errors...",
+    "What is new in Python 3.11: faster",
+    "What is new in Python 3.11: faster interpreter",
+    BANNER,
+    "C# and C++ are different",
+    "short",
+    "&amp; entity &lt;tag&gt; text with enough words",
+    "",
+]
+
+
+def _result(draw: st.DrawFn) -> dict[str, Any]:
+    result: dict[str, Any] = {}
+    for name, pool, chance in (
+        ("url", URLS, 0.8),
+        ("domain_id", DOMAIN_IDS, 0.15),
+        ("id", GENERIC_IDS, 0.15),
+        ("title", TITLES, 0.6),
+        ("snippet", SNIPPETS, 0.7),
+    ):
+        if draw(st.floats(0, 1)) < chance:
+            result[name] = draw(st.sampled_from(pool))
+    if not any(isinstance(v, int) or v.strip() for v in result.values()):
+        result["title"] = "fallback title"
+    gain = draw(st.sampled_from([None, None, 0, 1, 2, 3, 4, 2.5, 0.1]))
+    if gain is not None or draw(st.booleans()):
+        result["gain"] = gain
+    if draw(st.booleans()):
+        result["score"] = {"raw": 0.5, "by": "engine"}  # other fields are ignored
+    return result
+
+
+@st.composite
+def traces(draw: st.DrawFn) -> list[dict[str, Any]]:
+    out = []
+    for t in range(draw(st.integers(1, 6))):
+        iterations = []
+        for _ in range(draw(st.integers(0, 4))):
+            searches = []
+            for _ in range(draw(st.integers(0, 3))):
+                search: dict[str, Any] = {"query": draw(st.sampled_from(["q", "q2", None]))}
+                roll = draw(st.integers(0, 60))
+                if roll == 0:
+                    search["results"] = None
+                elif roll == 1:
+                    search["results_not_captured"] = "tool output not exported"
+                else:
+                    search["results"] = [_result(draw) for _ in range(draw(st.integers(0, 6)))]
+                searches.append(search)
+            iterations.append({"searches": searches})
+        trace: dict[str, Any] = {
+            "trace_id": draw(st.sampled_from([f"t{t}", t])),
+            "turns": [{"user": "earlier", "iterations": []}] * draw(st.integers(0, 1))
+            + [{"user": "the task", "iterations": iterations}],
+        }
+        if draw(st.integers(0, 5)) == 0:
+            trace["good_results"] = [{"url": "https://a.org/x"}, {"domain_id": "doi:10.1/a"}, {"id": "g1"}]
+        if draw(st.booleans()):
+            trace["metadata"] = {"agent": "x", "nested": {"k": [1, 2]}}
+        out.append(trace)
+    return out
+
+
+def _json(result: Any) -> dict[str, Any]:
+    data: dict[str, Any] = result.to_json_dict()
+    data["provenance"].pop("created_at")
+    return data
+
+
+def _write(path: Path, records: list[Any]) -> Path:
+    path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records), encoding="utf-8")
+    return path
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(records=traces(), policy=st.sampled_from(POLICIES), labelled=st.booleans())
+def test_both_paths_give_identical_results(
+    tmp_path: Path, records: list[dict[str, Any]], policy: DedupPolicy, labelled: bool
+) -> None:
+    path = _write(tmp_path / "traces.jsonl", records)
+    labels = None
+    if labelled:
+        tid = str(records[0]["trace_id"])
+        labels = _write(tmp_path / "labels.jsonl", [{"trace_id": tid, "url": "https://a.org/x", "gain": 3}])
+    assert columnar_applies(path, "auto")
+    fast = evaluate_agentic(path, labels, policy=policy)
+    reference = evaluate_agentic(path, labels, policy=policy, engine="reference")
+    assert _json(fast) == _json(reference)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(records=traces(), policy=st.sampled_from(POLICIES))
+def test_vectorised_dedup_matches_the_reference_per_result(
+    tmp_path: Path, records: list[dict[str, Any]], policy: DedupPolicy
+) -> None:
+    """Cluster and match kind of every result, where the fast path keeps its own outcome."""
+    path = _write(tmp_path / "traces.jsonl", records)
+    cols = read_columns(path)
+    keys = run_keys(cols, policy)
+    outcome = deduplicate_coded(keys.coded, prefix_chars=policy.prefix_chars)
+    from ragmeter.agentic.columnar_reference import reference_trace
+    from ragmeter.agentic.prepare import prepare_trace
+    from ragmeter.dedup import find_boilerplate
+
+    maker = KeyMaker(policy)
+    lines = path.read_bytes().split(b"\n")
+    prepared = [
+        prepare_trace(reference_trace(path, n, lines[n - 1]), where="-", keys=maker)  # type: ignore[arg-type]
+        for n, _, _ in cols.spans
+    ]
+    boilerplate = find_boilerplate((k for p in prepared for k in p.keys), min_urls=policy.boilerplate_urls)
+    assert boilerplate == keys.boilerplate
+    starts = np.frombuffer(cols.trace_starts, np.int64)
+    for t, p in enumerate(prepared):
+        if p.status != "scored" or t in outcome.conflicts:
+            continue
+        expected = deduplicate(p.keys, policy=policy, boilerplate=boilerplate)
+        mine = outcome.cluster[starts[t] : starts[t + 1]]
+        assert (mine - (mine.min() if len(mine) else 0)).tolist() == list(expected.cluster)
+        kinds = [
+            None if m == 0 else ("domain_id", "generic_id", "url", "content")[m - 1]
+            for m in outcome.match[starts[t] : starts[t + 1]]
+        ]
+        assert kinds == [None if m is None else str(m) for m in expected.match]
+
+
+def test_ids_that_disagree_are_deduplicated_by_the_reference(tmp_path: Path) -> None:
+    """Same URL, different DOIs: the reference's veto keeps them apart, and so does the fast path."""
+    results = [
+        {"url": "https://a.org/x", "domain_id": "doi:1", "gain": 3},
+        {"url": "https://b.org/y", "gain": 2},
+        {"url": "https://a.org/x", "domain_id": "doi:2", "gain": 3},
+        {"url": "https://b.org/y", "domain_id": "doi:1"},
+    ]
+    record = {"trace_id": "t", "turns": [{"iterations": [{"searches": [{"results": results}]}]}]}
+    path = _write(tmp_path / "t.jsonl", [record])
+    run = evaluate_columnar(path, {}, policy=DedupPolicy(), good_threshold=2.0)
+    # the third result's URL leads to the first cluster, whose DOI differs: vetoed, a new cluster
+    assert run.scores[0].duplicates_by_key == {"domain_id": 1, "generic_id": 0, "url": 0, "content": 0}
+    assert _json(evaluate_agentic(path)) == _json(evaluate_agentic(path, engine="reference"))
+
+
+OK = (
+    '{"trace_id": "t1", "turns": [{"iterations": [{"searches": [{"results": [{"url": "https://a.org"}]}]}]}]}'
+)
+LONE_SURROGATES = [  # main's strict JSON refuses an escaped lone surrogate anywhere: a URL, a snippet, a key
+    OK.replace('"https://a.org"', '"https://a.org/\\ud800"'),
+    OK.replace('"https://a.org"', '"https://a\\udc00.org/"'),
+    OK.replace('{"url": "https://a.org"}', '{"title": "\\ud800 x", "snippet": "long enough words here"}'),
+    '{"trace_id": "\\ud800", "turns": [{}]}',
+    OK.replace('"https://a.org"', '"https://a.org/p?q=\\uDBFF"'),
+    OK.replace('"https://a.org"', '"https://a.org/\\udc00\\ud800"'),  # a pair in the wrong order
+    OK.replace('{"url": "https://a.org"}', '{"url": "https://a.org", "snippet": "some words \\ud800 here"}'),
+    OK.replace('"url": "https://a.org"', '"url": "https://a.org", "\\ud800": 1'),
+    OK.replace('"results"', '"query": "q\\udfff", "results"'),
+    '{"trace_id": "t1", "turns": [{}], "metadata": {"k\\ud800": 1}}',
+]
+BAD_LINES = [
+    OK.replace('"results"', '"hits"'),
+    OK.replace('"url": "https://a.org"', '"url": "https://a.org", "gain": 5'),
+    OK.replace('"url": "https://a.org"', '"url": "https://a.org", "gain": true'),
+    OK.replace('"url": "https://a.org"', '"id": 1.5'),
+    OK.replace('{"url": "https://a.org"}', '{"url": "  ", "score": 0.3}'),
+    OK.replace('{"url": "https://a.org"}', '{"title": "\\u2003"}'),
+    '{"trace_id": "t1", "turns": []}',
+    '{"trace_id": "  ", "turns": [{}]}',
+    '{"trace_id": "t1", "trace_id": "t2", "turns": [{}]}',
+    OK.replace('"url": "https://a.org"', '"url": "https://a.org", "url": "https://b.org"'),
+    OK.replace('"url": "https://a.org"', '"url": "https://a.org", "score": {"a": 1, "a": 2}'),
+    '{"trace_id": "t1", "turns": [{}], "good_results": [{"url": " "}]}',
+    '{"trace_id": "t1", "turns": [{}], "metadata": {"k\\u003a": 1, "k:": 2}}',
+    OK.replace('"url": "https://a.org"', '"url": "https://a.org", "gian": 3'),
+    OK.replace('"url": "https://a.org"', '"url": "https://a.org", "gain": 3, "titel": "x", "score": 1'),
+    '{"trace_id": "t1", "turns": [{"iterations": [{"searches": [{"results": [{"snipet": "x", "title": "t"}]}]}]}, '
+    '{"iterations": []}]}',
+    "{not json",
+    "[1, 2]",
+    OK[:-1],
+    OK + " x",
+    *LONE_SURROGATES,
+    OK.replace('"https://a.org"', '"https://a.org/\\ud83d\\ude00"'),  # a whole pair: one character, read
+    # main's strict reading (io.text_files, io.jsonyaml): bytes, BOMs, numbers, control characters
+    "\ufeff" + OK,  # a UTF-8 byte-order mark starts any line: dropped
+    OK.replace("a.org", "a.\udcff.org"),  # the byte 0xff: not UTF-8
+    OK.replace("a.org", "a.\udced\udca0\udc80.org"),  # a surrogate encoded in UTF-8: not UTF-8
+    OK.replace('"url": "https://a.org"', '"url": "https://a.org", "gain": NaN'),
+    OK.replace('"url": "https://a.org"', '"url": "https://a.org", "gain": 1e400'),
+    OK.replace('"url": "https://a.org"', '"url": "https://a.org", "score": -Infinity'),
+    '{"trace_id": "t1", "turns": [{}], "metadata": {"big": 1e400, "k": [Infinity]}}',
+    '{"trace_id": "t1", "turns": [{}], "metadata": {"big": 1e400}}',  # JSON allows it: read as inf
+    '{"trace_id": "t1", "turns": [{}], "metadata": {"n": ' + "9" * 5000 + "}}",  # too many digits
+    '{"trace_id": ' + "9" * 30 + ', "turns": [{}]}',
+    '{"trace_id": "t1", "turns": [{"user": "a\tb"}]}',  # a raw tab inside a string
+    '{"trace_id": "t1", "turns": [{"user": "a\x00b"}]}',
+    '{"trace_id": "t1", "turns": [{"user": "a\\u0000b"}]}',
+    "\u0085",  # white space to Python: a blank line
+    "null",
+    '"t1"',
+]
+
+
+@pytest.mark.parametrize("bad", BAD_LINES)
+@pytest.mark.parametrize("position", [1, 3])
+def test_a_bad_line_gets_the_reference_message(tmp_path: Path, bad: str, position: int) -> None:
+    """Both paths accept the line, with the same results, or refuse it with the same one-line error."""
+    lines = [OK.replace("t1", f"x{i}") for i in range(1, 4)]
+    lines[position - 1] = bad
+    path = tmp_path / "traces.jsonl"
+    path.write_bytes("\n".join(lines).encode("utf-8", "surrogateescape") + b"\n")
+    outcomes = []
+    for engine in ("auto", "reference"):
+        try:
+            outcomes.append(_json(evaluate_agentic(path, engine=engine)))  # type: ignore[arg-type]
+        except InputError as exc:  # anything else is a defect
+            outcomes.append(str(exc))
+    assert outcomes[0] == outcomes[1]
+
+
+def _refusal(path: Path, text: str) -> str:
+    """The error both paths give for a file holding ``text`` (they must give the same)."""
+    path.write_text(text, encoding="utf-8")
+    with pytest.raises(InputError) as fast:
+        evaluate_agentic(path)
+    with pytest.raises(InputError) as reference:
+        evaluate_agentic(path, engine="reference")
+    assert str(fast.value) == str(reference.value)
+    return str(fast.value)
+
+
+@pytest.mark.parametrize("bad", LONE_SURROGATES)
+def test_a_lone_surrogate_is_refused_by_both_paths(tmp_path: Path, bad: str) -> None:
+    message = _refusal(tmp_path / "t.jsonl", OK + "\n" + bad + "\n")
+    assert ":2: " in message and "half of a UTF-16 surrogate pair" in message
+
+
+def test_the_earlier_of_two_bad_lines_is_named(tmp_path: Path) -> None:
+    empty_result = OK.replace('{"url": "https://a.org"}', '{"url": ""}')
+    message = _refusal(tmp_path / "t.jsonl", empty_result + "\n" + OK + "\n{oops\n")
+    assert ":1: turns[0].iterations[0].searches[0].results[0]: a result needs" in message
+
+
+def test_lines_end_at_newline_only(tmp_path: Path) -> None:
+    """U+2028 and U+0085 inside strings do not split a record; CRLF and blank lines are fine."""
+    record = json.loads(OK)
+    record["turns"][0]["iterations"][0]["searches"][0]["results"][0]["title"] = "a\u2028b\u0085c"
+    path = tmp_path / "t.jsonl"
+    path.write_text("\n\r\n" + json.dumps(record, ensure_ascii=False) + "\r\n\n", encoding="utf-8")
+    fast = evaluate_agentic(path)
+    assert fast.traces[0].where == f"{path}:3"
+    assert _json(fast) == _json(evaluate_agentic(path, engine="reference"))
+
+
+def test_results_with_unreadable_urls_are_counted_once_each(tmp_path: Path) -> None:
+    """A URL urlsplit refuses is deduplicated by its trimmed text on both paths.
+
+    (A URL with a lone surrogate never gets this far from JSON: see LONE_SURROGATES.)
+    """
+    results = [
+        {"url": "http://[::1", "gain": 3},
+        {"url": " http://[::1 ", "gain": 3},
+        {"url": "http://[::2", "gain": 1},
+    ]
+    record = {"trace_id": "t", "turns": [{"iterations": [{"searches": [{"results": results}]}]}]}
+    path = tmp_path / "t.jsonl"
+    path.write_text(json.dumps(record) + "\n", encoding="utf-8")
+    fast = evaluate_agentic(path)
+    assert _json(fast) == _json(evaluate_agentic(path, engine="reference"))
+    assert fast.traces[0].duplicates_by_key["url"] == 1
+    assert (fast.traces[0].at_n["R"], fast.traces[0].at_n["UR"]) == (3, 2)
+
+
+def test_a_compressed_file_is_read_by_the_reference(tmp_path: Path) -> None:
+    import gzip
+
+    plain = tmp_path / "t.jsonl"
+    plain.write_text(OK + "\n" + OK.replace("t1", "t2") + "\n", encoding="utf-8")
+    packed = tmp_path / "t.jsonl.gz"
+    packed.write_bytes(gzip.compress(plain.read_bytes()))
+    assert columnar_applies(plain, "auto") and not columnar_applies(packed, "native")
+    fast, reference = _json(evaluate_agentic(plain)), _json(evaluate_agentic(packed))
+    for result in (fast, reference):
+        result["provenance"]["traces"].pop("path")
+        result["provenance"]["traces"].pop("sha256")
+        result["traces"] = [{k: v for k, v in t.items() if k != "where"} for t in result["traces"]]
+    assert fast == reference
