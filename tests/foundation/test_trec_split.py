@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 
 from ragmeter.executors.local import LocalExecutor
 from ragmeter.io import trec_split
-from ragmeter.io.trec_split import NotSplittable, split_block, split_by_topic
+from ragmeter.io.trec_split import split_block, split_by_topic
 
 MASK = (1 << 64) - 1
 MIX = 0x9E3779B97F4A7C15
@@ -183,26 +183,31 @@ ODD = ["\x0b", "\x0c", "\x1c", "\x1d", "\x1e", "\x1f", "\x85", "\xa0", "\u1680",
 ODD += ["\u2028", "\u2029", "\u202f", "\u205f", "\u3000", "\r"]
 
 
+def newline_parts(block: bytes, parts: int) -> list[int]:
+    """Each kept line's partition when lines end at ``\\n`` only and words at ASCII blanks, as the readers cut."""
+    lines = block.split(b"\n")[:-1] if block.endswith(b"\n") else block.split(b"\n")
+    return reference_parts(b"".join(line.replace(b"\r", b" ") + b"\n" for line in lines), parts)[1]
+
+
 @settings(max_examples=80, deadline=None)
 @given(st.lists(st.sampled_from(["a", " ", "\t", "\n", "\r\n", "é", "\u200b", "\u2010", *ODD])).map("".join))
 @example("q1 a\r\nq2 b\r\n")
 @example("q1\u2009a\n")
-@example("\r")  # with the block's final newline, a line end
-def test_a_block_is_refused_exactly_when_the_readers_would_cut_elsewhere(text: str) -> None:
-    # str.split() and str.splitlines() break at more than blanks and newlines: those files stay whole.
+@example("q1\ra\nq2 b\n")  # a lone carriage return is a blank inside the line, not a line end
+def test_lines_end_at_newlines_and_words_at_ascii_blanks_whatever_the_line_holds(text: str) -> None:
+    # The readers cut exactly there (io/trec_exact), so no block is sent whole for its characters.
     block = (text + "\n").encode("utf-8")
-    odd = any(ch.isspace() and ch not in " \t\n" for ch in (text + "\n").replace("\r\n", "\n"))
-    if odd:
-        with pytest.raises(NotSplittable):
-            split_block(block, 2)
-    else:
-        split_block(block, 2)
+    assert split_block(block, 2).line_parts.tolist() == newline_parts(block, 2)
 
 
 @pytest.mark.parametrize("ch", ODD, ids=[f"U+{ord(ch):04X}" for ch in ODD])
-def test_every_separator_the_readers_know_sends_the_file_whole(ch: str) -> None:
-    with pytest.raises(NotSplittable):
-        split_block(f"q1 0 a 1\nq1{ch}x 0 b 1\n".encode(), 2)
+def test_a_unicode_or_control_separator_is_part_of_the_topic_unless_an_ascii_blank(ch: str) -> None:
+    block = f"q1 0 a 1\nq1{ch}x 0 b 1\n".encode()
+    same_topic = ch in "\x0b\x0c\r"  # ASCII blanks: the topic is q1 again
+    parts = split_block(block, 64).line_parts.tolist()
+    assert parts == newline_parts(block, 64)
+    if same_topic:
+        assert parts[0] == parts[1]
 
 
 NEIGHBOURS = ["é", "\u0100", "\u1681", "\u200b", "\u2010", "\u2030", "\u2060", "\u3001", "あ", "日"]
