@@ -253,3 +253,45 @@ def test_a_file_without_repeats_is_marked_unique(tmp_path: Path) -> None:
     (tmp_path / "qrels").write_text("q0 0 d0-0 1\n", encoding="utf-8")
     assert repeats_in(path, tmp_path / "qrels") == (0, True, 0)
     assert np.all(read_run(path).topic_code == np.repeat(np.arange(4), 5))
+
+
+@pytest.mark.parametrize("slices", [False, True], ids=["one piece", "slices"])
+def test_a_run_read_with_its_qrels_carries_the_judged_lines_found_while_reading(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, slices: bool
+) -> None:
+    if slices:
+        monkeypatch.setattr(trec_io, "_PARALLEL_BYTES", 0)
+        monkeypatch.setattr(trec_io, "_SLICE_BYTES", 100)
+        monkeypatch.setattr(trec_io, "_workers", lambda: 2)
+    path = write_run(tmp_path / "run", topics=3, depth=4)  # lines: q0 d0-0..d0-3, q1 ..., q2 ...
+    (tmp_path / "qrels").write_text("q2 0 d2-3 2\nq0 0 d0-1 1\nq9 0 d0-1 1\nq1 0 d0-2 1\n", encoding="utf-8")
+    qrels = read_qrels(tmp_path / "qrels")
+    run = read_run(path, qrels=qrels)
+    assert run.reader == "fast" and run.reader_note.endswith("slices" if slices else "one piece")
+    assert run.judged is not None and run.judged[0] is qrels
+    # Line 1 (q0 d0-1) is judgment 1 and line 11 (q2 d2-3) judgment 0; q1 d0-2 is not a run line.
+    assert (run.judged[1].tolist(), run.judged[2].tolist()) == ([1, 11], [1, 0])
+    assert read_run(path).judged is None
+
+
+@pytest.mark.parametrize(
+    ("rels", "values", "note"),
+    [
+        (["+2", "-0", "-1", "007"], [2.0, 0.0, -1.0, 7.0], "in one piece"),  # signed whole numbers are plain
+        (["1", "1.0"], [1.0, 1.0], "a relevance that is not a plain whole number"),
+        (["1", "99999999999999999999"], [1.0, 1e20], "a relevance beyond 64 bits"),
+        (["1", "+-1"], None, "a relevance that is not a plain whole number"),
+    ],
+)
+def test_qrels_relevance_takes_the_fast_path_exactly_when_it_is_a_plain_whole_number(
+    tmp_path: Path, rels: list[str], values: list[float] | None, note: str
+) -> None:
+    path = tmp_path / "qrels"
+    path.write_text("".join(f"q1 0 d{i} {rel}\n" for i, rel in enumerate(rels)), encoding="utf-8")
+    if values is None:  # the exact reader names the line
+        with pytest.raises(InputError, match=r":2: relevance '\+-1' is not a whole number"):
+            read_qrels(path)
+        return
+    qrels = read_qrels(path)
+    assert (qrels.reader, qrels.reader_note) == ("fast" if note == "in one piece" else "exact", note)
+    assert qrels.rel.tolist() == values == read_qrels_exact(path).rel.tolist()

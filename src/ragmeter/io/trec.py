@@ -48,6 +48,7 @@ from numpy.typing import NDArray
 from pyarrow._compute import (  # pyarrow.compute: 60 ms to import
     CastOptions,
     MatchSubstringOptions,
+    TrimOptions,
     call_function,
 )
 
@@ -81,6 +82,9 @@ _TOPIC_RUNS = 1 << 12
 _BOM = b"\xef\xbb\xbf"
 
 _WHOLE_NUMBER = MatchSubstringOptions(r"^[+-]?[0-9]+$")
+
+_PLUS = TrimOptions("+")
+"""Arrow's cast to int64 refuses a leading ``+``, which trec_eval (and the exact reader) accept."""
 
 
 def _irregularity(table: pa.Table, topics: list[str]) -> str | None:
@@ -272,8 +276,9 @@ def _whole_numbers(column: pa.ChunkedArray) -> pa.ChunkedArray:
             call_function("all", [call_function("match_substring_regex", [chunk], _WHOLE_NUMBER)]).as_py()
         ):
             raise _Irregular("a relevance that is not a plain whole number")
+        unsigned = call_function("utf8_ltrim", [chunk], _PLUS)  # "+2" is 2; the pattern allows one sign
         try:  # through int64, as the exact reader reads them ("-0" is 0), and beyond int64 there
-            whole = call_function("cast", [chunk], CastOptions.safe(pa.int64()))
+            whole = call_function("cast", [unsigned], CastOptions.safe(pa.int64()))
         except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
             raise _Irregular("a relevance beyond 64 bits") from None
         chunks.append(call_function("cast", [whole], CastOptions.safe(pa.float64())))
