@@ -27,6 +27,7 @@ BENCH = Path(__file__).resolve().parent
 sys.path.insert(0, str(BENCH))
 
 from gen_data import dataset_paths, generate  # noqa: E402
+from peers import read_trec_dicts  # noqa: E402
 from run_bench import DATA, _env, _measure  # noqa: E402
 
 SETS = {
@@ -55,16 +56,7 @@ def pytrec_side(measure_set: str, qrels_path: str, run_path: str) -> None:
     started = time.perf_counter()
     import pytrec_eval
 
-    qrels: dict[str, dict[str, int]] = {}
-    with open(qrels_path) as handle:
-        for line in handle:
-            qid, _, docid, rel = line.split()
-            qrels.setdefault(qid, {})[docid] = int(rel)
-    run: dict[str, dict[str, float]] = {}
-    with open(run_path) as handle:
-        for line in handle:
-            qid, _, docid, _, score, _ = line.split()
-            run.setdefault(qid, {})[docid] = float(score)
+    qrels, run = read_trec_dicts(qrels_path, run_path)
     parsed = time.perf_counter()
     results = pytrec_eval.RelevanceEvaluator(qrels, set(SETS[measure_set].split())).evaluate(run)
     done = time.perf_counter()

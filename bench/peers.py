@@ -27,11 +27,10 @@ PYTREC_MEASURES = {
 }
 
 
-def _pytrec_eval(qrels_path: str, run_path: str) -> tuple[dict[str, dict[str, float]], dict[str, float]]:
-    started = time.perf_counter()
-    import pytrec_eval
-
-    # The usual user code: read both files into dicts, then evaluate.
+def read_trec_dicts(
+    qrels_path: str, run_path: str
+) -> tuple[dict[str, dict[str, int]], dict[str, dict[str, float]]]:
+    """The usual pytrec_eval user code: read both TREC files into nested dicts."""
     qrels: dict[str, dict[str, int]] = {}
     with open(qrels_path) as handle:
         for line in handle:
@@ -42,6 +41,14 @@ def _pytrec_eval(qrels_path: str, run_path: str) -> tuple[dict[str, dict[str, fl
         for line in handle:
             qid, _, docid, _, score, _ = line.split()
             run.setdefault(qid, {})[docid] = float(score)
+    return qrels, run
+
+
+def _pytrec_eval(qrels_path: str, run_path: str) -> tuple[dict[str, dict[str, float]], dict[str, float]]:
+    started = time.perf_counter()
+    import pytrec_eval
+
+    qrels, run = read_trec_dicts(qrels_path, run_path)
     parsed = time.perf_counter()
     evaluator = pytrec_eval.RelevanceEvaluator(qrels, {m for m, _ in PYTREC_MEASURES.values()})
     results = evaluator.evaluate(run)

@@ -108,6 +108,20 @@ class PickedColumns:
         return {"columns": dict(self.mapping), **({"ignored_columns": self.ignored} if self.ignored else {})}
 
 
+TABLE_OBJECT_MODULES = ("pandas", "polars", "pyarrow", "datasets")
+TABLE_OBJECT_TYPES = ("DataFrame", "Table", "Dataset", "DatasetDict")
+
+
+def is_table_object(source: Any) -> bool:
+    """Whether ``source`` is a DataFrame, an Arrow table or a Hugging Face dataset (by its type's name).
+
+    >>> is_table_object(pa.table({"a": [1]})), is_table_object({"a": [1]})
+    (True, False)
+    """
+    module = type(source).__module__.split(".", 1)[0]
+    return module in TABLE_OBJECT_MODULES and type(source).__name__ in TABLE_OBJECT_TYPES
+
+
 def check_mapping(columns: Mapping[str, str] | None, known: tuple[str, ...], *, what: str) -> dict[str, str]:
     """A column mapping whose fields are all ``known`` (an unknown one is an error with a did-you-mean)."""
     mapping = dict(columns or {})

@@ -74,7 +74,9 @@ def _file_provenance(path: Path, fmt: str) -> dict[str, Any]:
 
 
 def _is_irds(source: Any) -> bool:
-    return isinstance(source, str) and source.startswith("irds:")
+    from ragmeter.io.irds import is_irds
+
+    return is_irds(source)
 
 
 def _read_irds(source: Any, split: str | None) -> Rows:
@@ -179,13 +181,9 @@ def _read_structured_file(source: Any, split: str | None) -> Rows:
 
 
 def _is_table_object(source: Any) -> bool:
-    module = type(source).__module__.split(".", 1)[0]
-    return module in ("pandas", "polars", "pyarrow", "datasets") and type(source).__name__ in (
-        "DataFrame",
-        "Table",
-        "Dataset",
-        "DatasetDict",
-    )
+    from ragmeter.io.frames import is_table_object
+
+    return is_table_object(source)
 
 
 def _read_table_object(source: Any, split: str | None) -> Rows:

@@ -34,7 +34,7 @@ from typing import Any, Generic, TypeVar
 
 from ragmeter.errors import InputError, RagmeterError
 from ragmeter.io.digests import file_sha256
-from ragmeter.io.frames import TableKind
+from ragmeter.io.frames import TableKind, is_table_object
 from ragmeter.io.text_files import TABLE_SUFFIXES, data_suffix
 from ragmeter.io.trec import read_qrels, read_run
 from ragmeter.io.trec_tables import TrecQrels, TrecRun
@@ -355,13 +355,7 @@ def _read_ranx(request: TableRequest) -> tuple[TrecQrels | TrecRun, dict[str, An
 
 
 def _is_table_object(request: TableRequest) -> bool:
-    module = type(request.source).__module__.split(".", 1)[0]
-    return module in ("pandas", "polars", "pyarrow", "datasets") and type(request.source).__name__ in (
-        "DataFrame",
-        "Table",
-        "Dataset",
-        "DatasetDict",
-    )
+    return is_table_object(request.source)
 
 
 def _read_table_object(request: TableRequest) -> tuple[TrecQrels | TrecRun, dict[str, Any]]:
