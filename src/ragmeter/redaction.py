@@ -100,8 +100,10 @@ def register_secret(value: str | None) -> bool:
         forms = set(_forms) | _forms_of(value)
         _forms = tuple(sorted(forms, key=lambda form: (-len(form), form)))
         # An odd run of backslashes just before a match is swallowed with it, so that JSON or YAML
-        # text never ends up with an escape sequence cut in two ("\[REDACTED]").
-        _pattern = re.compile(r"(\\*)(?:" + "|".join(re.escape(form) for form in _forms) + ")")
+        # text never ends up with an escape sequence cut in two ("\[REDACTED]"). The run is lazy:
+        # where a form starts at the run's first backslash (the JSON form of a secret that starts
+        # with one), that whole form matches, not the raw form one backslash later.
+        _pattern = re.compile(r"(\\*?)(?:" + "|".join(re.escape(form) for form in _forms) + ")")
     return True
 
 

@@ -492,6 +492,7 @@ SECRET_TEXT = st.text(alphabet=st.sampled_from('ab\\"/\n\t<>&é\u2028 x'), min_s
 
 
 @settings(max_examples=150, deadline=None)
+@example(secret="\\<<<<<<\\", around=["", ""])  # the raw form sits one backslash inside the JSON form
 @example(secret="nabcdefgh", around=["\n" + "abcdefgh" + "\\", ""])  # "\n" + the secret's tail: an escape
 @given(
     secret=SECRET_TEXT,
