@@ -345,3 +345,27 @@ def test_a_compressed_file_is_read_by_the_reference(tmp_path: Path) -> None:
         result["provenance"]["traces"].pop("sha256")
         result["traces"] = [{k: v for k, v in t.items() if k != "where"} for t in result["traces"]]
     assert fast == reference
+
+
+WELL_FORMED = [
+    OK,
+    OK.replace('"url": "https://a.org"', '"url": "https://a.org", "score": {"raw": 0.5}, "gain": 2'),
+    OK.replace('"url": "https://a.org"', '"id": 7, "domain_id": "doi:10.1/a", "title": "T", "snippet": "s"'),
+    '{"trace_id": "t1", "turns": [{}], "good_results": [{"url": "https://a.org"}], "metadata": {"k": [1]}}',
+]
+
+
+@pytest.mark.parametrize("line", WELL_FORMED)
+def test_a_well_formed_line_is_read_by_the_fast_reader(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, line: str
+) -> None:
+    """A silent fallback to the reference reader is a failure, not a slowdown: well-formed lines never take it."""
+    import ragmeter.agentic.columnar_reference as reference
+
+    def refuse(*args: object) -> None:
+        raise AssertionError(f"line handed to the reference reader: {args[-1]!r}")
+
+    path = tmp_path / "t.jsonl"
+    path.write_text(line + "\n", encoding="utf-8")
+    monkeypatch.setattr(reference, "reference_trace", refuse)
+    assert read_columns(path).trace_ids == ["t1"]

@@ -141,6 +141,13 @@ def test_two_keys_of_one_result_with_different_gains_is_an_error() -> None:
             {"trace_id": "t1", "key": "doc-1", "gain": 2},
             "labels[0]: key: expected 'domain:…', 'id:…', 'url:…' or 'content:…', got 'doc-1'",
         ),
+        *(
+            (
+                {"trace_id": "t1", "key": key, "gain": 2},
+                f"labels[0]: key: expected 'domain:…', 'id:…', 'url:…' or 'content:…', got {key!r}",
+            )
+            for key in ("id:", "id:  ", "content:", "ur:a.org", ":x")  # a kind with no value, an unknown kind
+        ),
     ],
 )
 def test_bad_label_records(row: dict[str, Any], message: str) -> None:

@@ -349,6 +349,9 @@ def test_good_threshold_is_checked() -> None:
 
     with pytest.raises(ConfigError, match=r"good_threshold must be a number in \(0, 4\], got 0"):
         evaluate_agentic([trace("t", [[r("https://a.org", 2)]])], good_threshold=0)
+    for bad in (True, math.nan, math.inf, 4.5):  # True is 1 to Python, but not a threshold
+        with pytest.raises(ConfigError, match=rf"got {bad!r}$"):
+            evaluate_agentic([trace("t", [[r("https://a.org", 2)]])], good_threshold=bad)
     (s,) = evaluate_agentic(
         [trace("t", [[r("https://a.org", 3), r("https://b.org", 2)]])], good_threshold=3
     ).traces

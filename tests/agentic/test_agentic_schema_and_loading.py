@@ -5,6 +5,7 @@ from pathlib import Path
 
 import pytest
 
+import ragmeter
 from ragmeter.agentic import evaluate_agentic
 from ragmeter.agentic.load import read_records
 from ragmeter.agentic.trace import SCHEMA_PATH, trace_json_schema
@@ -103,6 +104,7 @@ def test_a_json_document_with_a_list_of_traces(tmp_path: Path) -> None:
     result = evaluate_agentic(path)
     assert result.traces[0].where == f"{path}:[0]"
     assert result.provenance["traces"]["format"] == "native"
+    assert result.provenance["ragmeter_version"] == ragmeter.__version__
 
 
 def test_integer_ids_are_kept_as_text() -> None:
