@@ -89,6 +89,16 @@ def test_holm_runs_across_the_whole_table() -> None:
     )
 
 
+def test_the_legend_says_so_when_no_test_could_reach_alpha() -> None:
+    hits = [1.0] * 20 + [0.0] * 20
+    one_lost = [0.0, *hits[1:]]  # one changed query: no test can reach alpha
+    mc = ragmeter.compare([result({"hit@5": hits}), result({"hit@5": one_lost})], names=["a", "b"])
+    assert mc.family_size == 0
+    words = " ".join(legend(mc))
+    assert "no test could reach α (too few changed queries), so none to correct; α = 0.05" in words
+    assert "across all 0 tests" not in words
+
+
 def test_the_table_marks_best_values_and_who_beats_whom() -> None:
     mc = ragmeter.compare(three_runs(), names=["bm25", "dense", "hybrid"], n_resamples=2_000)
     rows = {r.metric: r for r in mc.rows}

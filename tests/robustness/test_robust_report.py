@@ -132,8 +132,9 @@ def _foreign(path: Path) -> None:
         (_foreign, "another program's SQLite database (tables: photos), not a ragmeter run history"),
         (lambda p: p.write_text("runs,when\n", encoding="utf-8"), "not a SQLite database"),
         (lambda p: p.mkdir(), "is a directory, expected a run history file"),
+        (lambda p: None, "no history database here yet"),  # a typo must not silently drop the trend
     ],
-    ids=["other-program", "text", "folder"],
+    ids=["other-program", "text", "folder", "missing"],
 )
 def test_report_history_must_be_a_ragmeter_history(
     refused: Any, res: Path, tmp_path: Path, make: Any, fragment: str

@@ -316,14 +316,16 @@ def report_command(
         ),
     ] = None,
     db: Annotated[
-        Path | None, typer.Option("--history", help="History database whose trend to include, if it exists.")
+        Path | None, typer.Option("--history", help="History database whose trend to include (default: the usual one, if it exists).")
     ] = None,
 ) -> None:
     """Write one self-contained HTML report that opens offline, from a results folder or a results file."""
     from ragmeter.report.history import default_history_path, load_history
     from ragmeter.report.html import write_report
 
+    # A database named with --history must exist (a typo must not silently drop the trend);
+    # the default one is optional.
     history_path = db or default_history_path()
-    history = load_history(history_path) if history_path.exists() else None
+    history = load_history(history_path) if db is not None or history_path.exists() else None
     path = write_report(results_dir, out, history=history)
     typer.echo(f"wrote {path}")

@@ -253,7 +253,7 @@ def legend(mc: MultiComparison) -> list[str]:
         f"Values: each run's mean over the {mc.n_shared_queries} queries all runs share "
         "(a percentile for latency_pNN; totals for metrics with no per-query values, not tested).",
         f"Superscript letters: significantly better than that run ({test} against {who}; "
-        f"{_correction_name(mc.correction)} across {_tests(mc.family_size)} of the table; α = {mc.alpha:g}). "
+        f"{_family(mc.correction, mc.family_size, 'of the table')}; α = {mc.alpha:g}). "
         "Bold (* in plain text): the best value.",
         f"Pairs: delta = candidate − baseline with its {mc.confidence:.0%} bootstrap CI "
         f"({mc.n_resamples:,} resamples); d_z = mean delta / sd of the deltas; +/−/= queries better, "
@@ -264,13 +264,23 @@ def legend(mc: MultiComparison) -> list[str]:
     if mc.breakdowns:
         lines.append(
             f"Breakdowns: the paired delta in each group; {DAGGER} = significant "
-            f"({_correction_name(mc.correction)} across {_tests(mc.breakdown_family_size)} of breakdown cells)."
+            f"({_family(mc.correction, mc.breakdown_family_size, 'of breakdown cells')})."
         )
     return lines
 
 
-def _tests(n: int) -> str:
-    return "the 1 test" if n == 1 else f"all {n:,} tests"
+def _family(correction: str, n: int, what: str) -> str:
+    """The correction and the tests it spans; none when no test could reach α.
+
+    >>> _family("holm", 0, "of the table")
+    'no test could reach α (too few changed queries), so none to correct'
+    >>> _family("holm", 3, "of the table")
+    'Holm correction across all 3 tests of the table'
+    """
+    if n == 0:
+        return "no test could reach α (too few changed queries), so none to correct"
+    tests = "the 1 test" if n == 1 else f"all {n:,} tests"
+    return f"{_correction_name(correction)} across {tests} {what}"
 
 
 def _correction_name(correction: str) -> str:
