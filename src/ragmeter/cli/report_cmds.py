@@ -316,7 +316,11 @@ def report_command(
         ),
     ] = None,
     db: Annotated[
-        Path | None, typer.Option("--history", help="History database whose trend to include (default: the usual one, if it exists).")
+        Path | None,
+        typer.Option(
+            "--history",
+            help="History database whose trend to include (default: the usual one, if it exists).",
+        ),
     ] = None,
 ) -> None:
     """Write one self-contained HTML report that opens offline, from a results folder or a results file."""
