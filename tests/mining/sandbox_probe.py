@@ -139,6 +139,43 @@ def session_keyring() -> int | None:
     return int(libc.syscall(numbers[machine], 0, -3, 0))  # KEYCTL_GET_KEYRING_ID, KEY_SPEC_SESSION_KEYRING
 
 
+SYSCALLS = {  # machine: (io_uring_setup, userfaultfd, ptrace)
+    "x86_64": (425, 323, 101),
+    "aarch64": (425, 282, 117),
+}
+
+
+def syscall(name: str, *args: object) -> Callable[[], object]:
+    """A raw system call by name (for this machine), failing with its errno."""
+
+    def action() -> object:
+        machine = os.uname().machine
+        if machine not in SYSCALLS:
+            raise OSError(f"no number for {name} on {machine}")
+        number = SYSCALLS[machine][("io_uring_setup", "userfaultfd", "ptrace").index(name)]
+        libc = ctypes.CDLL(None, use_errno=True)
+        result = libc.syscall(number, *args)
+        if result < 0:
+            raise OSError(ctypes.get_errno(), os.strerror(ctypes.get_errno()))
+        return f"{name} returned {result}"
+
+    return action
+
+
+def unshare_user_namespace() -> object:
+    libc = ctypes.CDLL(None, use_errno=True)
+    if libc.unshare(0x10000000) != 0:  # CLONE_NEWUSER: no capabilities needed without a filter
+        raise OSError(ctypes.get_errno(), os.strerror(ctypes.get_errno()))
+    return "a new user namespace"
+
+
+def type_into_the_terminal() -> object:
+    import termios
+
+    fcntl.ioctl(0, termios.TIOCSTI, b"x")  # stdin: refused by the filter before the tty check
+    return "typed into the terminal"
+
+
 def fork_bomb() -> None:
     """Fork (children wait on a pipe) until the process limit stops it."""
     limit = CONFIG["max_processes"]
@@ -213,6 +250,14 @@ def main() -> None:
     attempt("become root with capabilities (setuid 0)", become_root)
     attempt("mount a tmpfs", mount_tmpfs)
     attempt("chroot", lambda: os.chroot("/"))
+    check("no seccomp filter", status("Seccomp") != "2", status("Seccomp"))
+    params = ctypes.create_string_buffer(120)  # struct io_uring_params
+    attempt("io_uring (bypasses syscall monitoring)", syscall("io_uring_setup", 4, params))
+    attempt("userfaultfd", syscall("userfaultfd", 0))
+    attempt("ptrace itself (PTRACE_TRACEME)", syscall("ptrace", 0, 0, 0, 0))
+    attempt("ptrace the sandbox's init (PTRACE_ATTACH pid 1)", syscall("ptrace", 16, 1, 0, 0))
+    attempt("unshare a new user namespace", unshare_user_namespace)
+    attempt("type into the terminal (TIOCSTI)", type_into_the_terminal)
     keyring = session_keyring()
     check("the invoker's session keyring", keyring == CONFIG["keyring"], keyring)
     extra = sorted(set(os.listdir("/proc/self/fd")) - {"0", "1", "2"})

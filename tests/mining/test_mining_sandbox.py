@@ -206,6 +206,30 @@ def test_every_escape_attempt_fails(
     assert _lock_is_free(workdir / "survivor.lock")  # the survivor died with the sandbox
 
 
+THREADS_AND_CHILDREN = """
+import subprocess, threading
+out = []
+thread = threading.Thread(target=out.append, args=("thread ran",))
+thread.start()
+thread.join()
+print(out[0])
+print(subprocess.run(["/bin/sh", "-c", "echo child ran"], capture_output=True, text=True).stdout.strip())
+print([l.split()[1] for l in open("/proc/self/status") if l.startswith("Seccomp:")][0])
+"""
+
+
+@pytest.mark.parametrize("mode_info", ["bwrap", "unshare"], indirect=True)
+def test_the_filter_is_in_force_and_ordinary_code_runs(mode_info: SandboxInfo, tmp_path: Path) -> None:
+    result = run_sandboxed(
+        [sys.executable, "-c", THREADS_AND_CHILDREN],
+        tmp_path,
+        limits=SandboxLimits(timeout_s=60),
+        info=mode_info,
+    )
+    assert result.returncode == 0, result.output
+    assert result.output.split() == ["thread", "ran", "child", "ran", "2"]
+
+
 @pytest.mark.parametrize("mode_info", ["bwrap", "unshare"], indirect=True)  # what auto runs, too
 def test_the_wall_clock_kills_the_whole_tree(mode_info: SandboxInfo, tmp_path: Path) -> None:
     result = run_sandboxed(
@@ -281,7 +305,7 @@ def test_provenance_names_the_layers_each_mode_has_and_lacks(needs_bwrap: None) 
     assert isinstance(text, str)
     for layer in ("own root", "no network", "no capabilities", "clean environment", "wall timeout"):
         assert layer in text
-    assert "without seccomp filter" in text and info.to_dict()["missing"]
+    assert "seccomp filter" in text and "without disk quota" in text and "without seccomp" not in text
     assert probe("none").to_dict()["description"] == (
         "UNSANDBOXED (asked for --unsafe-no-sandbox): clean environment, cpu/memory/process/file-size limits,"
         " wall timeout only"

@@ -13,9 +13,11 @@ neutral paths (``/opt/ragmeter/...``: nothing of ``/root``, the home folder or t
 there); a writable work dir (``/tmp/work``) and nothing else writable; its own network (no
 network), PID, IPC and UTS namespaces; an unprivileged uid (when ragmeter runs as root, a uid of
 its own per sandbox, so the process limit holds), no capabilities, ``no_new_privs``, a new
-session keyring; an environment reduced to an allowlist; no inherited file descriptors; CPU,
+session keyring; an environment reduced to an allowlist; no inherited file descriptors; a
+seccomp filter that refuses the system calls confined code has no use for (ptrace, mounts, new
+namespaces, keyrings, bpf, io_uring, kernel modules, tty injection: see the launcher); CPU,
 memory, process and file-size limits; a wall clock that kills the whole PID namespace. Not
-there: a seccomp filter, and a quota on the work dir's total size (each file is capped).
+there: a quota on the work dir's total size (each file is capped).
 
 A mode that cannot give all of that refuses to run, with one line saying what is missing
 (:func:`refusal`). Nothing runs unconfined unless the caller asks for ``mode="none"`` (the CLI's
@@ -69,11 +71,12 @@ LAYERS = [
     "own pid/ipc/uts namespaces",
     "unprivileged uid, no capabilities, no_new_privs",
     "clean environment",
+    "seccomp filter (no ptrace, mounts, new namespaces, keyrings, bpf, io_uring, kernel modules, tty injection)",
     "cpu/memory/process/file-size limits",
     "wall timeout kills the namespace",
 ]
 """What both modes give; :data:`MISSING` is what neither gives."""
-MISSING = ["seccomp filter", "disk quota (each file is capped, not the total)"]
+MISSING = ["disk quota (each file is capped, not the total)"]
 
 
 @dataclass(frozen=True)

@@ -60,6 +60,139 @@ PROC_READ_ONLY = ("sys", "sysrq-trigger", "irq", "bus")
 
 _LIBC: list[Any] = []
 
+# -- seccomp -------------------------------------------------------------------------------------------
+# System calls refused with EPERM: a confined, capability-less process needs none of them, and each
+# is kernel attack surface or a way around the other layers (research B2: ptrace and
+# process_vm_* on other processes, mounts and new namespaces, keyrings, bpf, perf, userfaultfd,
+# io_uring that bypasses syscall monitoring, kernel modules and kexec, file handles, reboot, swap,
+# the kernel log, accounting, quotas). Numbers from the kernel's tables (unistd_64.h, asm-generic).
+_DENIED: dict[str, tuple[int, int]] = {  # name: (x86_64, asm-generic: aarch64, riscv64, loongarch64)
+    "ptrace": (101, 117),
+    "process_vm_readv": (310, 270),
+    "process_vm_writev": (311, 271),
+    "keyctl": (250, 219),
+    "add_key": (248, 217),
+    "request_key": (249, 218),
+    "bpf": (321, 280),
+    "perf_event_open": (298, 241),
+    "userfaultfd": (323, 282),
+    "mount": (165, 40),
+    "umount2": (166, 39),
+    "pivot_root": (155, 41),
+    "chroot": (161, 51),
+    "unshare": (272, 97),
+    "setns": (308, 268),
+    "open_tree": (428, 428),
+    "move_mount": (429, 429),
+    "fsopen": (430, 430),
+    "fsconfig": (431, 431),
+    "fsmount": (432, 432),
+    "fspick": (433, 433),
+    "mount_setattr": (442, 442),
+    "kexec_load": (246, 104),
+    "kexec_file_load": (320, 294),
+    "init_module": (175, 105),
+    "finit_module": (313, 273),
+    "delete_module": (176, 106),
+    "open_by_handle_at": (304, 265),
+    "name_to_handle_at": (303, 264),
+    "reboot": (169, 142),
+    "swapon": (167, 224),
+    "swapoff": (168, 225),
+    "syslog": (103, 116),
+    "acct": (163, 89),
+    "quotactl": (179, 60),
+    "io_uring_setup": (425, 425),
+    "io_uring_enter": (426, 426),
+    "io_uring_register": (427, 427),
+}
+_X86_64_NUMBERS = tuple(x86_64 for x86_64, _ in _DENIED.values())
+_GENERIC_NUMBERS = tuple(generic for _, generic in _DENIED.values())
+_SECCOMP_ABI = {  # machine: (AUDIT_ARCH_*, denied numbers, ioctl, clone, clone3)
+    "x86_64": (0xC000003E, _X86_64_NUMBERS, 16, 56, 435),
+    "aarch64": (0xC00000B7, _GENERIC_NUMBERS, 29, 220, 435),
+    "riscv64": (0xC00000F3, _GENERIC_NUMBERS, 29, 220, 435),
+    "loongarch64": (0xC0000102, _GENERIC_NUMBERS, 29, 220, 435),
+}
+_TTY_INJECTION = (0x5412, 0x541C)  # ioctl TIOCSTI (type into the terminal, CVE-2017-5226), TIOCLINUX
+_NEW_NAMESPACES = 0x7E020000  # CLONE_NEWNS | NEWCGROUP | NEWUTS | NEWIPC | NEWUSER | NEWPID | NEWNET
+_X32_SYSCALL_BIT = 0x40000000
+_LD_W_ABS, _JEQ, _JGE, _JSET, _RET = 0x20, 0x15, 0x35, 0x45, 0x06
+_KILL_PROCESS, _ALLOW, _ERRNO = 0x80000000, 0x7FFF0000, 0x00050000
+_EPERM, _ENOSYS = 1, 38
+PR_SET_SECCOMP, SECCOMP_MODE_FILTER = 22, 2
+
+
+def seccomp_program(machine: str) -> list[tuple[int, int, int, int]]:
+    """The filter for ``machine`` as BPF instructions ``(code, jt, jf, k)``.
+
+    Another architecture's system calls (i386 on x86_64) kill the process; x32 calls, the
+    calls of ``_DENIED``, ``ioctl`` TIOCSTI/TIOCLINUX and ``clone`` with a new-namespace flag
+    fail with EPERM; ``clone3`` (whose flags a filter cannot read) fails with ENOSYS, so that
+    the C library falls back to ``clone``. Everything else is allowed.
+
+    >>> program = seccomp_program("x86_64")
+    >>> program[0], program[-1]
+    ((32, 0, 0, 4), (6, 0, 0, 327681))
+    """
+    if machine not in _SECCOMP_ABI:
+        raise SandboxSetupError(f"no seccomp filter for this machine ({machine}); nothing runs unfiltered")
+    arch, denied, ioctl, clone, clone3 = _SECCOMP_ABI[machine]
+    body: list[tuple[int, int, int, int]] = [(_LD_W_ABS, 0, 0, 0)]  # the call's number
+    deny: list[int] = []  # indexes of the jumps to the EPERM return, resolved below
+    if machine == "x86_64":
+        deny.append(len(body))
+        body.append((_JGE, 0, 0, _X32_SYSCALL_BIT))
+    for number in denied:
+        deny.append(len(body))
+        body.append((_JEQ, 0, 0, number))
+    body.append((_JEQ, 0, 1, clone3))
+    body.append((_RET, 0, 0, _ERRNO | _ENOSYS))
+    # ioctl: the command is an unsigned int, the low 32 bits of args[1] (offset 24, little-endian)
+    body.append((_JEQ, 0, 2 + len(_TTY_INJECTION), ioctl))
+    body.append((_LD_W_ABS, 0, 0, 24))
+    for command in _TTY_INJECTION:
+        deny.append(len(body))
+        body.append((_JEQ, 0, 0, command))
+    body.append((_RET, 0, 0, _ALLOW))
+    body.append((_JEQ, 0, 2, clone))  # clone: its flags are args[0] (offset 16)
+    body.append((_LD_W_ABS, 0, 0, 16))
+    deny.append(len(body))
+    body.append((_JSET, 0, 0, _NEW_NAMESPACES))
+    body.append((_RET, 0, 0, _ALLOW))
+    eperm = len(body)
+    body.append((_RET, 0, 0, _ERRNO | _EPERM))
+    for i in deny:  # jump-if-true to the EPERM return
+        code, _, jf, k = body[i]
+        body[i] = (code, eperm - i - 1, jf, k)
+    header = [(_LD_W_ABS, 0, 0, 4), (_JEQ, 1, 0, arch), (_RET, 0, 0, _KILL_PROCESS)]
+    return header + body
+
+
+class _SockFilter(ctypes.Structure):
+    _fields_ = [
+        ("code", ctypes.c_ushort),
+        ("jt", ctypes.c_ubyte),
+        ("jf", ctypes.c_ubyte),
+        ("k", ctypes.c_uint),
+    ]
+
+
+class _SockFprog(ctypes.Structure):
+    _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.POINTER(_SockFilter))]
+
+
+def install_seccomp() -> None:
+    """Load :func:`seccomp_program` for this machine (needs ``no_new_privs``); verify it is in force."""
+    program = seccomp_program(os.uname().machine)
+    filters = (_SockFilter * len(program))(*(_SockFilter(*ins) for ins in program))
+    fprog = _SockFprog(len(program), filters)
+    libc = _libc()
+    result = libc.prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, ctypes.addressof(fprog), 0, 0)
+    _check(result, "seccomp filter")
+    if _status().get("Seccomp", "0").strip() != "2":
+        raise SandboxSetupError("the seccomp filter is not in force")
+
 
 def _libc() -> Any:
     """The C library (loaded on first use, so that importing this module works anywhere)."""
@@ -242,6 +375,7 @@ def start(config: dict[str, Any], command: list[str]) -> None:
         if os.getsid(0) != os.getpid():
             os.setsid()
         drop_privileges(config["uid"])
+        install_seccomp()
     os.chdir(config["chdir"])
     set_limits([(name, int(value)) for name, value in config["rlimits"]])
     os.closerange(3, 1 << 20)
