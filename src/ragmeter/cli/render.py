@@ -238,7 +238,7 @@ def print_result(
     ``breakdowns`` names the dimensions to print (``None`` = all of them).
     """
     console.print(metrics_table(result))
-    console.print(f"{result.n_queries} queries", end="")
+    console.print(f"{result.n_queries:,} {'query' if result.n_queries == 1 else 'queries'}", end="")
     limited = result.provenance.get("limited")
     if limited:
         console.print(
