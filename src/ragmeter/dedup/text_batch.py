@@ -99,15 +99,14 @@ def _normalise_joined(joined: str) -> list[str]:
     data: npt.NDArray[np.uint8] = np.frombuffer(raw, np.uint8)
     cls: npt.NDArray[np.uint8] = np.frombuffer(bytearray(raw.translate(_CLASSES)), np.uint8)
     punct = cls == _PUNCT
-    edges = np.flatnonzero(punct[1:] != punct[:-1])  # NULs at both ends: runs start and end inside
-    if len(edges):
-        first, last = edges[0::2] + 1, edges[1::2]
-        at_edge = (cls[first - 1] != _SOLID) | (cls[last + 1] != _SOLID)
-        first, last = first[at_edge], last[at_edge]
-        lengths = last - first + 1
-        where = np.repeat(first - (np.cumsum(lengths) - lengths), lengths) + np.arange(lengths.sum())
-        cls[where] = _SPACE
-        data[where] = ord(" ")
+    edges = np.flatnonzero(punct[1:] != punct[:-1])  # the first and last byte are NULs: edges pair up
+    first, last = edges[0::2] + 1, edges[1::2]  # of each run of punctuation
+    at_edge = (cls[first - 1] != _SOLID) | (cls[last + 1] != _SOLID)
+    first, last = first[at_edge], last[at_edge]
+    lengths = last - first + 1
+    where = np.repeat(first - (np.cumsum(lengths) - lengths), lengths) + np.arange(lengths.sum())
+    cls[where] = _SPACE
+    data[where] = ord(" ")
     here, after = cls[:-1], cls[1:]
     data[:-1][(here == _SPACE) & (after < _PUNCT)] = _DROP
     out = raw.translate(_WRITTEN, bytes([_DROP])).decode("ascii").split("\x00")
