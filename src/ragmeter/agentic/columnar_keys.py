@@ -1,10 +1,12 @@
 """The dedup keys of the fast path: from the reader's string codes to key codes, once per distinct string.
 
-URL keys are computed once per distinct URL and normalised texts once per distinct title or
-snippet, by the reference functions; a result's keys are then codes of those (equal
-codes = equal keys), so two results share a content key exactly when their normalised titles and
-snippets are equal, as their reference digests are. Digests are computed only where a key is
-shown or handed to the reference: cluster names and boilerplate keys.
+URL keys are computed once per distinct URL by the reference function, and normalised texts
+once per distinct title or snippet by its batch form
+(:func:`~ragmeter.dedup.text_batch.normalise_texts`, equal to the reference ``normalise_text``
+text by text); a result's keys are then codes of those (equal codes = equal keys), so two
+results share a content key exactly when their normalised titles and snippets are equal, as
+their reference digests are. Digests are computed only where a key is shown or handed to the
+reference: cluster names and boilerplate keys.
 """
 
 from __future__ import annotations
@@ -17,10 +19,10 @@ from dataclasses import dataclass
 import numpy as np
 
 from ragmeter.agentic.columnar_read import NativeColumns
-from ragmeter.dedup.content_key import normalise_text
 from ragmeter.dedup.domain_id import normalise_domain_id
 from ragmeter.dedup.keys import content_digest, prefix_digest
 from ragmeter.dedup.policy import DedupPolicy
+from ragmeter.dedup.text_batch import normalise_texts
 from ragmeter.dedup.url_key import url_key
 from ragmeter.dedup.vector_dedup import CodedKeys, Ints, dense_codes, first_positions
 
@@ -87,8 +89,7 @@ def run_keys(cols: NativeColumns, policy: DedupPolicy) -> RunKeys:
     keys_of_urls, url_values = _canonical(urls)
     texts = cols.texts.take()
     texts[0] = ""
-    for i in range(1, len(texts)):
-        texts[i] = normalise_text(texts[i])
+    normalise_texts(texts)  # in place too, a chunk at a time
     norm_of_text, norm_values = _canonical(texts)
     del urls, texts
     n_norm = len(norm_values)

@@ -1,0 +1,140 @@
+"""The batch normalisation of titles and snippets equals ``normalise_text`` text by text."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from ragmeter.dedup import text_batch
+from ragmeter.dedup.content_key import EDGE_PUNCTUATION, normalise_text
+from ragmeter.dedup.text_batch import normalise_texts
+
+ASCII_WHITESPACE = [chr(b) for b in range(128) if chr(b).isspace()]
+ASCII_PUNCTUATION = [ch for ch in EDGE_PUNCTUATION if ch.isascii()]
+
+PLAIN_PIECES = [
+    *ASCII_WHITESPACE,
+    *ASCII_PUNCTUATION,
+    *"aZq09#%@$+=^|~`>\x01\x08\x0e\x1b\x7f",
+    "word",
+    "C++",
+    "3.11",
+    "e.g.",
+    "...",
+    "(see)",
+    "  ",
+]
+"""Pieces of plain text (ASCII, no ``<``, ``&`` or NUL): every ASCII whitespace (``\\x1c-\\x1f`` too),
+every edge punctuation, kept punctuation, symbols and control characters that are neither."""
+
+OTHER_PIECES = [
+    "\x00",
+    "<",
+    "&",
+    "<b>",
+    "</i>",
+    "<!-- c -->",
+    "&amp;",
+    "&nbsp;",
+    "&#39;",
+    "é",
+    "É",
+    "…",
+    "—",
+    "“",
+    "’",
+    "ﬁ",
+    "ß",
+    "\u3000",
+    "\u00a0",
+    "。",
+    "¡",
+    "日本",
+    "\U0001f600",
+]
+"""Pieces that make a text go the reference way: NUL, tags, entities, non-ASCII (its whitespace too)."""
+
+
+def _texts(pieces: list[str], max_pieces: int) -> st.SearchStrategy[str]:
+    return st.lists(st.sampled_from(pieces), max_size=max_pieces).map("".join)
+
+
+plain_texts = _texts(PLAIN_PIECES, 30)
+any_texts = st.one_of(plain_texts, _texts(PLAIN_PIECES + OTHER_PIECES, 30))
+chunk_sizes = st.one_of(st.integers(1, 64), st.just(1 << 20))
+
+
+def _batch(texts: list[str], chunk_chars: int = 1 << 20) -> list[str]:
+    out = list(texts)
+    normalise_texts(out, chunk_chars=chunk_chars)
+    return out
+
+
+@given(st.lists(plain_texts, max_size=25), chunk_sizes)
+def test_plain_texts_equal_the_reference(texts: list[str], chunk_chars: int) -> None:
+    assert _batch(texts, chunk_chars) == [normalise_text(t) for t in texts]
+
+
+@given(st.lists(any_texts, max_size=25), chunk_sizes)
+def test_mixed_texts_equal_the_reference(texts: list[str], chunk_chars: int) -> None:
+    assert _batch(texts, chunk_chars) == [normalise_text(t) for t in texts]
+
+
+@given(st.lists(plain_texts, min_size=1, max_size=8), st.data())
+def test_long_texts_across_chunk_boundaries(texts: list[str], data: st.DataObject) -> None:
+    long_texts = [t * 40 for t in texts]
+    chunk_chars = data.draw(st.integers(1, max(1, max(map(len, long_texts)))))
+    assert _batch(long_texts, chunk_chars) == [normalise_text(t) for t in long_texts]
+
+
+@pytest.mark.parametrize(
+    ("text", "normalised"),
+    [
+        ("", ""),
+        ("   ", ""),
+        ("\x1c\x1d\x1e\x1fa\x1fb\x1c", "a b"),  # str.split() splits on \x1c-\x1f too
+        ("\t Hello,\n\x0b\x0cWORLD!\r ", "hello world"),
+        ("(see) [1] e.g. ...", "see 1 e.g"),
+        ("...leading", "leading"),
+        ("  ...(leading", "leading"),
+        ("trailing?!)", "trailing"),
+        ("in.side a--b x_y", "in.side a--b x_y"),
+        ("-- ... !! ?", ""),  # words of punctuation alone disappear
+        ("C++ C# 10% @me $5 a=b", "c++ c# 10% @me $5 a=b"),
+        ("\x01 \x7f.", "\x01 \x7f"),  # control characters are neither space nor punctuation
+        ("a\x00b  c", "a\x00b c"),  # NUL is a character like any other
+        ("fish &amp; chips", "fish & chips"),
+        ("<b>Bold</b>!", "bold"),
+        ("«Bonjour» — C’est", "bonjour c'est"),
+        ("a\u3000b", "a b"),  # non-ASCII whitespace
+    ],
+)
+def test_hand_examples(text: str, normalised: str) -> None:
+    assert normalise_text(text) == normalised
+    for chunk_chars in (1, 5, 1 << 20):
+        assert _batch(["x y", text, " Z. ", text], chunk_chars) == ["x y", normalised, "z", normalised]
+
+
+def test_more_texts_than_one_chunk_holds() -> None:
+    texts = [f" Text {i}, ({i % 7})! " * (i % 3) for i in range(5000)]
+    assert _batch(texts) == [normalise_text(t) for t in texts]
+
+
+def test_plain_texts_do_not_go_one_by_one(monkeypatch: pytest.MonkeyPatch) -> None:
+    seen: list[str] = []
+    reference: Callable[[str], str] = normalise_text
+
+    def one_by_one(text: str) -> str:
+        seen.append(text)
+        return reference(text)
+
+    monkeypatch.setattr(text_batch, "normalise_text", one_by_one)
+    texts = ["Plain, text.", "café", "a &amp; b", "plain (too)", "x\x00y", "<i>t</i>"]
+    assert _batch(texts) == ["plain text", "café", "a & b", "plain too", "x\x00y", "t"]
+    assert seen == ["café", "a &amp; b", "x\x00y", "<i>t</i>"]
+    seen.clear()
+    assert _batch(["Only plain", "texts here."]) == ["only plain", "texts here"]
+    assert seen == []
