@@ -57,8 +57,11 @@ def main() -> None:
     RECORDS.append(
         ("imports (CLI quick start, numpy, pyarrow...)", imported - started, imported_cpu - started_cpu)
     )
-    for name in ("read_qrels", "read_run", "match_trec", "score_metrics", "file_sha256", "result_fields"):
+    from ragmeter.io import table_readers
+
+    for name in ("load_qrels", "load_run", "match_trec", "score_metrics", "result_fields"):
         _timed(trec, name)
+    _timed(table_readers, "file_sha256", "file_sha256 (waits for the hashing thread)")
     _timed(result_json, "eval_json_dict")
     _timed(json, "dumps", "json.dumps(indent=2)")
     cli_args = [
