@@ -15,8 +15,9 @@ are checked (:func:`ragmeter.io.trec_bytes.plain`) and the values too: any irreg
 a plain number) sends the file to the exact line-by-line reader, which also produces the
 error messages, so every error names the file and line. Both readers give the same tables
 (:mod:`ragmeter.io.trec_tables`) for every file, and say which reader ran (:func:`read_by`).
-Files are read into memory (``read``/``pread``), never memory-mapped: a file that shrinks
-under a map kills the process with SIGBUS; one that changes while it is read is an error
+Files are read into memory (``read``/``pread``; a large file's slices into one anonymous
+buffer per thread), never memory-mapped from the file: a file that shrinks under a map kills
+the process with SIGBUS; one that changes while it is read is an error
 (:mod:`ragmeter.io.file_state`).
 
 >>> import tempfile, pathlib
@@ -35,6 +36,7 @@ under a map kills the process with SIGBUS; one that changes while it is read is 
 from __future__ import annotations
 
 import itertools
+import mmap
 import os
 import threading
 from collections.abc import Callable, Iterator
@@ -228,7 +230,7 @@ def _layout(head: bytes, names: list[str], types: dict[str, pa.DataType]) -> _La
     return _Layout(names, types, "\t" if b"\t" in first else " ", start)
 
 
-def _parse(layout: _Layout, data: bytes | bytearray, start: int, stop: int, *, threads: bool) -> _Slice:
+def _parse(layout: _Layout, data: bytes | mmap.mmap, start: int, stop: int, *, threads: bool) -> _Slice:
     """Parse ``data[start:stop]``; raise :class:`_Irregular` unless every byte and value is regular.
 
     The table holds no reference to ``data`` (pyarrow copies every value it keeps), so a
@@ -325,13 +327,13 @@ def _parse_slices(
             bounds.append(_line_end(fd, max(layout.start + span * k // count, bounds[-1]), size))
         bounds.append(size)
         largest = max(stop - start for start, stop in itertools.pairwise(bounds))
-        buffers: dict[int, bytearray] = {}  # per thread
+        buffers: dict[int, mmap.mmap] = {}  # per thread: anonymous memory, not zeroed twice
 
         def parse(k: int) -> _Slice:
             start, stop = bounds[k], bounds[k + 1]
             data = buffers.get(threading.get_ident())
             if data is None:
-                data = buffers[threading.get_ident()] = bytearray(largest)
+                data = buffers[threading.get_ident()] = mmap.mmap(-1, largest)
             with memoryview(data) as view:
                 if os.preadv(fd, [view[: stop - start]], start) != stop - start:
                     raise changed(path)
