@@ -49,6 +49,8 @@ def main() -> None:
     import json
 
     import ragmeter.cli
+
+    ragmeter.cli._tune_process()  # as the CLI does, before numpy and pyarrow load
     import ragmeter.cli.eval_fast
     from ragmeter import result_json
     from ragmeter.evaluation import trec
