@@ -49,6 +49,8 @@ def main() -> None:
     import json
 
     import ragmeter.cli
+
+    ragmeter.cli._tune_process()  # as the CLI does, before numpy and pyarrow load
     import ragmeter.cli.eval_fast
     from ragmeter import result_json
     from ragmeter.evaluation import trec
@@ -57,8 +59,11 @@ def main() -> None:
     RECORDS.append(
         ("imports (CLI quick start, numpy, pyarrow...)", imported - started, imported_cpu - started_cpu)
     )
-    for name in ("read_qrels", "read_run", "match_trec", "score_metrics", "file_sha256", "result_fields"):
+    from ragmeter.io import table_readers
+
+    for name in ("load_qrels", "load_run", "match_trec", "score_metrics", "result_fields"):
         _timed(trec, name)
+    _timed(table_readers, "file_sha256", "file_sha256 (waits for the hashing thread)")
     _timed(result_json, "eval_json_dict")
     _timed(json, "dumps", "json.dumps(indent=2)")
     cli_args = [

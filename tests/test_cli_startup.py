@@ -113,6 +113,38 @@ def test_a_plain_trec_evaluation_starts_without_the_app_and_prints_the_same_json
     assert list(json.loads(fast.stdout)) == list(json.loads(full.stdout))
 
 
+def test_the_command_line_quick_start_exits_at_once_with_its_whole_output(tmp_path: Path) -> None:
+    """Run as the command itself (``main()`` reads ``sys.argv``), the quick start skips the
+    interpreter's teardown (``os._exit``): no ``atexit`` hook runs, yet every byte is written."""
+    (tmp_path / "q").write_text("".join(f"q{i} 0 d{i} 1\n" for i in range(300)))
+    (tmp_path / "r").write_text("".join(f"q{i} Q0 d{i} 1 1.0 t\n" for i in range(300)))
+    args = ["eval", "--qrels", str(tmp_path / "q"), "--run", str(tmp_path / "r"), "--json"]
+    hooked = "import atexit, sys; atexit.register(lambda: print('TEARDOWN', file=sys.stderr)); "
+    as_command = subprocess.run(
+        [sys.executable, "-c", hooked + "from ragmeter.cli import main; main()", *args],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert as_command.returncode == 0, as_command.stderr
+    assert "TEARDOWN" not in as_command.stderr
+    in_process = _ragmeter(*args)  # main(sys.argv[1:]): a caller's process, which exits as usual
+    assert in_process.returncode == 0, in_process.stderr
+    assert as_command.stdout == in_process.stdout.replace(
+        _elapsed(in_process.stdout), _elapsed(as_command.stdout)
+    ).replace(_created(in_process.stdout), _created(as_command.stdout))
+    assert len(json.loads(as_command.stdout)["per_query"]) == 300
+
+
+def _elapsed(text: str) -> str:
+    return str(json.loads(text)["provenance"]["elapsed_seconds"])
+
+
+def _created(text: str) -> str:
+    return str(json.loads(text)["provenance"]["created_at"])
+
+
 def test_the_full_command_takes_what_the_quick_start_does_not_read(tmp_path: Path) -> None:
     (tmp_path / "q").write_text("q 0 a 1\n")
     (tmp_path / "r").write_text("q Q0 a 1 1.0 t\n")

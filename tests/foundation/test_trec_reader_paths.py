@@ -96,6 +96,26 @@ def test_a_large_plain_run_is_read_in_slices_that_cover_it_exactly(
     assert run.unique_pairs
 
 
+def test_a_short_slice_read_into_a_thread_s_reused_buffer_is_read_alone(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each thread reuses one buffer, as long as the longest slice: a shorter slice leaves the
+    previous slice's bytes (or zeros) behind it, which must not be parsed."""
+    monkeypatch.setattr(trec_io, "_PARALLEL_BYTES", 0)
+    monkeypatch.setattr(trec_io, "_SLICE_BYTES", 400)
+    monkeypatch.setattr(trec_io, "_workers", lambda: 2)
+    lines = [f"q1 Q0 {'d' * 1500} 1 9.5 r\n"]  # the first slice runs to the end of this line
+    lines += [f"q{t} Q0 d{i} {i} {40 - i}.5 r\n" for t in range(2, 9) for i in range(20)]
+    path = tmp_path / "run"
+    path.write_text("".join(lines))
+    run = read_run(path)
+    assert run.reader == "fast" and run.reader_note.endswith("slices")
+    exact = read_run_exact(path)
+    assert run.docnos() == exact.docnos()
+    assert run.score.tolist() == exact.score.tolist()
+    assert run.topic_code.tolist() == exact.topic_code.tolist()
+
+
 def test_one_worker_or_a_small_file_reads_in_one_piece(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

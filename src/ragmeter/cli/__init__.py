@@ -110,27 +110,51 @@ def main(argv: list[str] | None = None) -> None:
         _main(argv)
 
 
+def _tune_process() -> None:
+    """Settings for a CLI process, made before numpy and pyarrow load (each unless the environment says otherwise)."""
+    # One BLAS thread (unless the user says otherwise): OpenBLAS's threads spin for a while after
+    # numpy loads, on the core that input hashing and parsing need; the CLI's matrices are small.
+    os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+    # No transparent huge pages for numpy's arrays and pyarrow's allocator (mimalloc): faulting
+    # in a 2 MB page can stall on the kernel's compaction, and a huge page is zeroed whole when
+    # one byte of it is touched. On the 2-vCPU VM a 10M-line evaluation took 0.3-0.4 s less
+    # system CPU with small pages, and varied less (bench/README.md, issue 20).
+    os.environ.setdefault("NUMPY_MADVISE_HUGEPAGE", "0")
+    os.environ.setdefault("MIMALLOC_ALLOW_THP", "0")
+    # Collect the youngest generation every 50,000 allocations, not 700: importing numpy, pyarrow
+    # and pydantic and building per-query results made 166 collections (65 ms) per evaluation.
+    gc.set_threshold(50_000)
+
+
 def _main(argv: list[str] | None) -> None:
     args = list(sys.argv[1:] if argv is None else argv)
     debug = "--debug" in args or os.environ.get("RAGMETER_DEBUG") == "1"
     args = [a for a in args if a != "--debug"]
-    # One BLAS thread (unless the user says otherwise): OpenBLAS's threads spin for a while after
-    # numpy loads, on the core that input hashing and parsing need; the CLI's matrices are small.
-    os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
-    # Collect the youngest generation every 50,000 allocations, not 700: importing numpy, pyarrow
-    # and pydantic and building per-query results made 166 collections (65 ms) per evaluation.
-    gc.set_threshold(50_000)
+    _tune_process()
     command = next((a for a in args if not a.startswith("-")), None)
     try:
         if command == "eval" and not _wants_help(args):
             from ragmeter.cli.eval_fast import fast_eval
 
             if fast_eval(args):
+                if argv is None:  # the command line itself, not a caller in this process
+                    _exit_at_once()
                 sys.exit(0)
         code = _run_app(args, command)
     except (Exception, KeyboardInterrupt) as exc:
         _fail(exc, debug=debug)
     sys.exit(code if isinstance(code, int) else 0)
+
+
+def _exit_at_once() -> NoReturn:
+    """Exit 0 once the output is flushed, without the interpreter's teardown.
+
+    Freeing a 10M-line evaluation's objects and numpy's and pyarrow's modules takes 50-90 ms
+    that nobody waits for; the quick ``eval`` path has no file open and no thread at work.
+    """
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(0)
 
 
 def _run_app(args: list[str], command: str | None) -> Any:

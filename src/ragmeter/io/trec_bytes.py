@@ -40,15 +40,21 @@ def plain(
     """
     if stop <= start:
         return True
-    if data.find(b"\x7f", start, stop) >= 0 or (tab and data.find(b" ", start, stop) >= 0):
-        return False
     if int(arr[stop - 1]) in (9, 32):  # the last line ends with a delimiter and no newline
+        return False
+    newlines = rows - (0 if int(arr[stop - 1]) == 10 else 1)
+    expected = rows * (fields - 1) + newlines
+    # The usual file, printable ASCII between its delimiters, in one pass: pyarrow's split
+    # holds exactly ``expected`` delimiters and newlines, so any other byte outside
+    # 0x21..0x7E (a space in a tab-separated file, a control, DEL, a non-ASCII byte) makes
+    # the count larger; then the checks below say whether that byte is allowed.
+    if _low_bytes(arr, start, stop, limit=33, printable=True) == (expected, 0):
+        return True
+    if data.find(b"\x7f", start, stop) >= 0 or (tab and data.find(b" ", start, stop) >= 0):
         return False
     if data.find(b"\xc2", start, stop) >= 0 and _c1_control(arr, start, stop):
         return False
     marked, adjacent = _low_bytes(arr, start, stop, limit=32 if tab else 33)
-    newlines = rows - (0 if int(arr[stop - 1]) == 10 else 1)
-    expected = rows * (fields - 1) + newlines
     if data.find(b"\r", start, stop) < 0:
         return adjacent == 0 and marked == expected
     returns = np.flatnonzero(arr[start:stop] == 13) + start
@@ -58,18 +64,28 @@ def plain(
     return adjacent == len(returns) and marked == expected + len(returns)
 
 
-def _low_bytes(arr: NDArray[np.uint8], start: int, stop: int, *, limit: int) -> tuple[int, int]:
-    """How many bytes are below ``limit``, and how many of those follow another (or a line start)."""
+def _low_bytes(
+    arr: NDArray[np.uint8], start: int, stop: int, *, limit: int, printable: bool = False
+) -> tuple[int, int]:
+    """How many bytes are below ``limit``, and how many of those follow another (or a line start).
+
+    With ``printable``, the bytes counted are those below ``limit`` or above 0x7E.
+    """
     size = min(_CHUNK, stop - start)
     flags = np.empty(size + 1, dtype=bool)
     both = np.empty(size, dtype=bool)
+    shifted = np.empty(size if printable else 0, dtype=np.uint8)
     flags[0] = True  # the piece starts a line
     marked = adjacent = 0
     for at in range(start, stop, _CHUNK):
         chunk = arr[at : min(stop, at + _CHUNK)]
         n = len(chunk)
         low = flags[1 : n + 1]
-        np.less(chunk, limit, out=low)
+        if printable:  # below limit or above 0x7E: (byte - limit) mod 256 > 0x7E - limit
+            np.subtract(chunk, np.uint8(limit), out=shifted[:n])
+            np.greater(shifted[:n], 0x7E - limit, out=low)
+        else:
+            np.less(chunk, limit, out=low)
         np.logical_and(low, flags[:n], out=both[:n])
         marked += int(np.count_nonzero(low))
         adjacent += int(np.count_nonzero(both[:n]))
