@@ -256,6 +256,27 @@ BAD_LINES = [
     '{"trace_id": "t1", "turns": [{"user": "a\x00b"}]}',
     '{"trace_id": "t1", "turns": [{"user": "a\\u0000b"}]}',
     "\u0085",  # white space to Python: a blank line
+    # explicit nulls and empty values: the lean first try leaves out what is null (see _fast_trace)
+    '{"trace_id": "t1", "turns": [{"iterations": [{"searches": null}]}]}',
+    '{"trace_id": "t1", "turns": [{"iterations": null}]}',
+    '{"trace_id": "t1", "turns": [{"user": null, "iterations": [{"metadata": null, "searches": []}]}]}',
+    '{"trace_id": "t1", "turns": [{}], "metadata": null}',
+    '{"trace_id": "t1", "turns": [{}], "good_results": null}',
+    '{"trace_id": "t1", "turns": [{}], "good_results": [{"url": null, "id": "g"}]}',
+    '{"trace_id": "t1", "turns": [{}], "good_results": [{"url": null}]}',
+    '{"trace_id": null, "turns": [{}]}',
+    '{"trace_id": "t1", "turns": null}',
+    '{"trace_id": "t1", "turns": [{"iterations": [{"searches": [], "searches": []}]}]}',
+    '{"trace_id": "t1", "turns": [{"iterations": [{"searches": [{"results": null}]}]}]}',
+    '{"trace_id": "t1", "turns": [{"iterations": [{"metadata": {}, "searches": [{"results": []}]}]}]}',
+    OK.replace('"url": "https://a.org"', '"url": "https://a.org", "gain": null'),
+    OK.replace('"url": "https://a.org"', '"url": "https://a.org", "gain": null, "gain": 3'),
+    OK.replace('"url": "https://a.org"', '"url": "https://a.org", "gain": 3, "gain": null'),
+    OK.replace('"url": "https://a.org"', '"url": null, "title": "T"'),
+    OK.replace('"url": "https://a.org"', '"url": "x:y", "url": "https://a.org"'),
+    OK.replace('"results"', '"query": null, "tool": null, "results"'),
+    '{"trace_id": "t1", "turns": [{}], "metadata": {"a": null, "a": 1}}',
+    '{"trace_id": "t1", "turns": [{}], "metadata": {"a": {}, "b": []}}',
     "null",
     '"t1"',
 ]
@@ -355,17 +376,42 @@ WELL_FORMED = [
 ]
 
 
-@pytest.mark.parametrize("line", WELL_FORMED)
-def test_a_well_formed_line_is_read_by_the_fast_reader(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, line: str
-) -> None:
-    """A silent fallback to the reference reader is a failure, not a slowdown: well-formed lines never take it."""
-    import ragmeter.agentic.columnar_reference as reference
+LEAN = [  # no null, no other result field: read by the first try (the lean structs)
+    OK,
+    OK.replace(
+        '"url": "https://a.org"', '"id": 7, "domain_id": "doi:10.1/a", "title": "T", "snippet": "s:t"'
+    ),
+    '{"trace_id": "t1", "turns": [{"iterations": [{"searches": []}, {"metadata": {}, "searches": []}]}]}',
+    '{"trace_id": "t1", "turns": [{"iterations": []}], "good_results": [], "metadata": {"k": [1, {}]}}',
+    '{"trace_id": "t1", "turns": [{"iterations": [{"searches": [{"results": []}]}]}]}',
+    '{"trace_id": 3, "task": "a: b", "turns": [{"user": "u", "iterations": [{"searches": [{"query": "q:"}]}]}]}',
+]
 
+
+def _refuse_with(monkeypatch: pytest.MonkeyPatch, module: Any, name: str) -> None:
     def refuse(*args: object) -> None:
-        raise AssertionError(f"line handed to the reference reader: {args[-1]!r}")
+        raise AssertionError(f"line handed to {name}: {args[-1]!r}")
+
+    monkeypatch.setattr(module, name, refuse)
+
+
+@pytest.mark.parametrize(("line", "lean"), [(x, False) for x in WELL_FORMED] + [(x, True) for x in LEAN])
+def test_a_well_formed_line_is_read_by_the_fast_reader(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, line: str, lean: bool
+) -> None:
+    """A silent fallback to the reference reader is a failure, not a slowdown: well-formed lines never take it.
+
+    Nor do lines without nulls or other result fields take the fast reader's second try.
+    """
+    import ragmeter.agentic.columnar_read as fast_reader
+    import ragmeter.agentic.columnar_reference as reference
 
     path = tmp_path / "t.jsonl"
     path.write_text(line + "\n", encoding="utf-8")
-    monkeypatch.setattr(reference, "reference_trace", refuse)
-    assert read_columns(path).trace_ids == ["t1"]
+    expected = _json(evaluate_agentic(path, engine="reference"))
+    _refuse_with(monkeypatch, reference, "reference_trace")
+    if lean:
+        _refuse_with(monkeypatch, fast_reader, "_checked_trace")
+    assert read_columns(path).trace_ids == [str(json.loads(line)["trace_id"])]
+    if not json.loads(line).get("good_results"):  # those are scored by the reference
+        assert _json(evaluate_agentic(path)) == expected

@@ -33,7 +33,7 @@ from collections import defaultdict
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, TypeVar
 
 import msgspec
 import numpy as np
@@ -118,6 +118,50 @@ class _StrictTraceS(TraceS, forbid_unknown_fields=True, gc=False):
     """:class:`TraceS` whose results have no other fields (the common case, checked first)."""
 
     turns: Annotated[list[_StrictTurnS], msgspec.Meta(min_length=1)]  # type: ignore[assignment]
+
+
+# The structs of the first try at a line: decoded straight from JSON, then re-encoded without the
+# fields left at their defaults, which are all None here (so an explicit [] or {} is kept, and an
+# explicit null is not: see _fast_trace).
+class _LeanResultS(msgspec.Struct, forbid_unknown_fields=True, omit_defaults=True, gc=False):
+    domain_id: _Id | None = None
+    id: _Id | None = None
+    url: str | None = None
+    title: str | None = None
+    snippet: str | None = None
+    gain: _Gain | None = None
+
+
+class _LeanSearchS(msgspec.Struct, forbid_unknown_fields=True, omit_defaults=True, gc=False):
+    query: str | None = None
+    tool: str | None = None
+    results: list[_LeanResultS] | None = None
+    results_not_captured: str | None = None
+    span_id: str | None = None
+
+
+class _LeanIterationS(msgspec.Struct, forbid_unknown_fields=True, omit_defaults=True, gc=False):
+    searches: list[_LeanSearchS] | None = None
+    metadata: dict[str, Any] | None = None
+
+
+class _LeanTurnS(msgspec.Struct, forbid_unknown_fields=True, omit_defaults=True, gc=False):
+    user: str | None = None
+    iterations: list[_LeanIterationS] | None = None
+
+
+class _LeanRefS(msgspec.Struct, forbid_unknown_fields=True, omit_defaults=True, gc=False):
+    domain_id: _Id | None = None
+    id: _Id | None = None
+    url: str | None = None
+
+
+class _LeanTraceS(msgspec.Struct, forbid_unknown_fields=True, omit_defaults=True, gc=False):
+    trace_id: _Id
+    turns: Annotated[list[_LeanTurnS], msgspec.Meta(min_length=1)]
+    task: str | None = None
+    good_results: list[_LeanRefS] | None = None
+    metadata: dict[str, Any] | None = None
 
 
 _RESULT_FIELDS = frozenset(SearchResultS.__struct_fields__)
@@ -209,19 +253,55 @@ _decode = msgspec.json.Decoder().decode
 _encode = msgspec.json.Encoder().encode
 
 
+def _colons(data: bytes) -> int:
+    """How many ':' bytes ``data`` holds (numpy counts faster than ``bytes.count``)."""
+    return int(np.count_nonzero(np.frombuffer(data, np.uint8) == 58))
+
+
+def _escaped_colon(line: bytes) -> bool:
+    """Whether ``line`` may hold ``\\u003a`` or ``\\u003A`` (looked for only after a backslash, which is quick to find)."""
+    return b"\\" in line and b"\\u003" in line
+
+
 def _as_text(value: Any) -> Any:
     """Ids may be JSON integers: their decimal text, as the reference models keep them."""
     return str(value) if type(value) is int else value
 
 
-def _fast_trace(line: bytes) -> TraceS | None:
-    """The validated trace of one line, or ``None`` when the reference reader must look at it."""
+_decode_lean = msgspec.json.Decoder(_LeanTraceS).decode
+_TraceT = TypeVar("_TraceT", TraceS, _LeanTraceS)
+
+
+def _fast_trace(line: bytes) -> TraceS | _LeanTraceS | None:
+    """The validated trace of one line, or ``None`` when the reference reader must look at it.
+
+    First try: the line decoded into the lean structs, whose fields all default to None and are
+    left out of their encoding when None. Every ':' of a line is a key's or one inside a string;
+    the lean encoding holds every key and string the line holds, except a key given twice
+    (msgspec keeps the last) or given as null (explicit nulls are also where the lean structs
+    accept what the reference refuses: ``"searches": null``). So equal counts of ':' mean
+    neither happened (with no ``\\u003a`` escape for a ':'); unequal counts, or a line the
+    lean structs refuse, are looked at as before (:func:`_checked_trace`).
+    """
+    if not _escaped_colon(line):
+        try:
+            lean = _decode_lean(line)
+        except (msgspec.MsgspecError, ValueError, TypeError, RecursionError):
+            pass
+        else:
+            if _colons(line) == _colons(_encode(lean)):
+                return _trace_checks(lean)
+    return _checked_trace(line)
+
+
+def _checked_trace(line: bytes) -> TraceS | None:
+    """:func:`_fast_trace` for the lines its first try leaves: parsed, checked for repeated keys, validated."""
     try:
         value = _decode(line)
         # Every key of a line is one ':' outside strings. msgspec keeps the last of repeated keys,
         # so the value re-encoded has fewer ':' exactly when a key was repeated (or when an escaped
         # '\u003a' stands for a ':', which is why lines with such escapes go to the reference).
-        if line.count(b":") != _encode(value).count(b":") or b"\\u003" in line:
+        if _colons(line) != _colons(_encode(value)) or _escaped_colon(line):
             return None
         try:
             trace: TraceS = msgspec.convert(value, _StrictTraceS)
@@ -231,6 +311,11 @@ def _fast_trace(line: bytes) -> TraceS | None:
                 return None
     except (msgspec.MsgspecError, ValueError, TypeError, RecursionError):
         return None
+    return _trace_checks(trace)
+
+
+def _trace_checks(trace: _TraceT) -> _TraceT | None:
+    """``trace``, or ``None`` when its id is blank or a known good result names nothing (the reference decides)."""
     tid = trace.trace_id
     if isinstance(tid, str) and not tid.strip():
         return None
@@ -300,7 +385,7 @@ def _add_trace(cols: NativeColumns, trace: Any, tid: str, where: str) -> None:
     dropped = 0
     results: list[Any] = []
     turn_index = len(turns) - 1
-    for it_index, iteration in enumerate(turns[-1].iterations):
+    for it_index, iteration in enumerate(turns[-1].iterations or ()):
         if not iteration.searches:
             dropped += 1
             continue
