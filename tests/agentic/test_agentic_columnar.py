@@ -415,3 +415,41 @@ def test_a_well_formed_line_is_read_by_the_fast_reader(
     assert read_columns(path).trace_ids == [str(json.loads(line)["trace_id"])]
     if not json.loads(line).get("good_results"):  # those are scored by the reference
         assert _json(evaluate_agentic(path)) == expected
+
+
+@st.composite
+def _series_inputs(draw: st.DrawFn) -> tuple[list[list[int]], list[list[list[float | None]]]]:
+    gains = st.one_of(
+        st.none(),
+        st.sampled_from([0.0, 1.0, 2.0, 3.0, 4.0, 2.5, 0.1, 2.1, 3.3, 1 / 3 + 2]),
+        st.floats(0, 4, allow_subnormal=False),
+    )
+    sizes, new = [], []
+    for _ in range(draw(st.integers(1, 5))):
+        trace_new = draw(st.lists(st.lists(gains, max_size=6), min_size=1, max_size=6))
+        sizes.append([len(n) + draw(st.integers(0, 3)) for n in trace_new])
+        new.append(trace_new)
+    return sizes, new
+
+
+@settings(max_examples=200, deadline=None)
+@given(data=_series_inputs(), threshold=st.sampled_from([2.0, 0.5, 3.3]))
+def test_the_series_table_is_the_reference_kernel_value_for_value(
+    data: tuple[list[list[int]], list[list[list[float | None]]]], threshold: float
+) -> None:
+    """Every series, floats compared exactly (and ints as ints), on gains that do and do not add exactly."""
+    from ragmeter.agentic.columnar_score import series_table
+    from ragmeter.agentic.metrics import iteration_series
+
+    sizes, new = data
+    flat = [(k, i, g) for k, trace in enumerate(new) for i, gains in enumerate(trace, 1) for g in gains]
+    table = series_table(
+        sizes,
+        np.array([k for k, _, _ in flat], np.int64),
+        np.array([i for _, i, _ in flat], np.int64),
+        np.array([np.nan if g is None else g for _, _, g in flat], np.float64),
+        good_threshold=threshold,
+    )
+    for k, series in enumerate(table):
+        expected = iteration_series(sizes[k], new[k], good_threshold=threshold)
+        assert json.dumps(series) == json.dumps(expected)

@@ -2,21 +2,29 @@
 
 A cluster's gain is the first gain its members carry, in result order (as
 :func:`ragmeter.agentic.gains.resolve_gains` takes it without labels or a labeller); the series
-of each trace come from the reference kernel :func:`ragmeter.agentic.metrics.iteration_series`,
-fed with the gains of each iteration's new clusters. Traces scored here have no labels and no
+of all traces come from :func:`series_table`, the reference kernel
+:func:`ragmeter.agentic.metrics.iteration_series` over a table of traces × iterations (the same
+operations in the same order, so the same floats). Traces scored here have no labels and no
 known good results (those go to the reference).
 """
 
 from __future__ import annotations
 
+import itertools
+import math
+from collections.abc import Sequence
+
 import numpy as np
+import numpy.typing as npt
 
 from ragmeter.agentic.columnar_keys import RunKeys
 from ragmeter.agentic.columnar_read import NativeColumns
 from ragmeter.agentic.gains import NO_GAIN
-from ragmeter.agentic.metrics import SERIES_NAMES, Value, iteration_series, iterations_for_all_good
+from ragmeter.agentic.metrics import SERIES_NAMES, Value, discount, iterations_for_all_good
 from ragmeter.agentic.scoring import MAX_UNSCORED_LISTED, TraceScore, UnscoredResult
-from ragmeter.dedup.vector_dedup import MATCH_CODES, CodedOutcome, first_positions
+from ragmeter.dedup.vector_dedup import MATCH_CODES, CodedOutcome, Ints, first_positions
+
+Floats = npt.NDArray[np.float64]
 
 _KIND_NAMES = [MATCH_CODES[code] for code in sorted(MATCH_CODES)]
 
@@ -60,14 +68,20 @@ def fast_scores(
     iteration_list = cluster_iteration.tolist()
     roots_list = roots.tolist()
 
+    row_of_trace = np.full(n_traces, -1, np.int64)
+    row_of_trace[traces] = np.arange(len(traces))
+    mine = np.flatnonzero(row_of_trace[cluster_trace] >= 0)
+    table = series_table(
+        [cols.iteration_sizes[t] for t in traces],
+        row_of_trace[cluster_trace[mine]],
+        cluster_iteration[mine],
+        cluster_gain[mine],
+        good_threshold=good_threshold,
+    )
+
     out: dict[int, TraceScore] = {}
-    for t in traces:
+    for t, series in zip(traces, table, strict=True):
         start, end = cluster_starts[t], cluster_starts[t + 1]
-        sizes = cols.iteration_sizes[t]
-        new_gains: list[list[float | None]] = [[] for _ in sizes]
-        for c in range(start, end):
-            new_gains[iteration_list[c] - 1].append(gains_list[c])
-        series = iteration_series(sizes, new_gains, good_threshold=good_threshold)
         n_unscored = unscored_per_trace[t]
         value: int | None
         why: str | None
@@ -90,6 +104,107 @@ def fast_scores(
         out[t] = _score(cols, t, series, (value, why), kinds_list[t], unscored, n_unscored, sources)
         out[t].copies_with_other_gain = copies_other[t]
     return out
+
+
+_NEED_ALL_SCORED = ("CG", "RG", "DCG", "DRG", "RAG", "DRAG", "SRE", "GR_cum")
+_NEED_ITERATION_SCORED = ("AvgGain", "GR")
+
+
+def series_table(
+    sizes: Sequence[Sequence[int]],
+    row: Ints,
+    iteration: Ints,
+    gain: Floats,
+    *,
+    good_threshold: float,
+) -> list[dict[str, list[Value]]]:
+    """:func:`~ragmeter.agentic.metrics.iteration_series` of many traces at once, value for value.
+
+    ``sizes[k]``: the results per iteration of trace ``k``; per new unique result, ``row`` is
+    its trace (an index into ``sizes``), ``iteration`` its iteration (from 1) and ``gain`` its
+    gain (NaN = unscored). Sums run in the kernel's order (``numpy.cumsum`` adds one after the
+    other); the good gains of one iteration, which the kernel adds with :func:`math.fsum`, are
+    exact in any order when they are multiples of 2**-20 (gains are at most 4), and otherwise
+    added by :func:`math.fsum`.
+
+    >>> table = series_table([[3, 2], [2]], np.array([0, 0, 0, 0, 1]), np.array([1, 1, 1, 2, 1]),
+    ...                      np.array([3.0, 1.0, 2.0, 4.0, np.nan]), good_threshold=2.0)
+    >>> table[0]["CG"], table[0]["SRR"], table[1]["CG"], table[1]["UR"]
+    ([5.0, 9.0], [0.0, 0.2], [None], [1])
+    """
+    m = len(sizes)
+    lengths = np.fromiter(map(len, sizes), np.int64, m)
+    depth = int(lengths.max()) if m else 0
+    shape = (m, depth)
+    rows = np.repeat(np.arange(m), lengths)
+    results = np.zeros(shape, np.int64)
+    results[rows, np.arange(len(rows)) - np.repeat(np.cumsum(lengths) - lengths, lengths)] = np.fromiter(
+        itertools.chain.from_iterable(sizes), np.int64, len(rows)
+    )
+    cell = row * depth + iteration - 1
+    good = gain >= good_threshold  # NaN is not
+
+    def count(where: npt.NDArray[np.bool_] | slice) -> Ints:
+        return np.bincount(cell[where], minlength=m * depth).reshape(shape)
+
+    unique, good_count = count(slice(None)), count(good)
+    iteration_scored = count(np.isnan(gain)) == 0
+    g = _exact_sums(cell[good], gain[good], m * depth).reshape(shape)
+    w = np.array([discount(i) for i in range(1, depth + 1)])
+    i = np.arange(1, depth + 1, dtype=np.float64)
+    r_cum, gr_cum, dups = np.cumsum(results, axis=1), np.cumsum(good_count, axis=1), results - unique
+    dup_cum = np.cumsum(dups, axis=1)
+    some = np.maximum(results, 1)
+    avg = np.where(results > 0, g / some, 0.0)
+    cg, dcg = np.cumsum(g, axis=1), np.cumsum(w * g, axis=1)
+    some_cum = np.maximum(r_cum, 1)
+    columns = {
+        "CG": cg,
+        "RG": cg / i,
+        "DCG": dcg,
+        "DRG": dcg / i,
+        "AvgGain": avg,
+        "RAG": np.cumsum(avg, axis=1) / i,
+        "DRAG": np.cumsum(w * avg, axis=1) / i,
+        "SRE": np.where(r_cum > 0, gr_cum / some_cum, 0.0),
+        "SRR": np.where(r_cum > 0, dup_cum / some_cum, 0.0),
+        "R": results,
+        "UR": unique,
+        "GR": good_count,
+        "Dup": dups,
+        "R_cum": r_cum,
+        "UR_cum": np.cumsum(unique, axis=1),
+        "GR_cum": gr_cum,
+        "Dup_cum": dup_cum,
+    }
+    lists = {name: columns[name].tolist() for name in SERIES_NAMES}
+    n_of = lengths.tolist()
+    table = [{name: lists[name][k][:n] for name in SERIES_NAMES} for k, n in enumerate(n_of)]
+    all_scored = np.logical_and.accumulate(iteration_scored, axis=1)
+    for k in np.flatnonzero(~np.all(iteration_scored, axis=1)).tolist():
+        series = table[k]
+        for j in range(n_of[k]):
+            for names, ok in ((_NEED_ITERATION_SCORED, iteration_scored), (_NEED_ALL_SCORED, all_scored)):
+                if not ok[k, j]:
+                    for name in names:
+                        series[name][j] = None
+    return table
+
+
+def _exact_sums(cell: Ints, values: Floats, n: int) -> Floats:
+    """Per cell (``0 <= cell < n``), the sum of its values rounded once, as :func:`math.fsum` gives it."""
+    sums: Floats = np.bincount(cell, weights=values, minlength=n).astype(
+        np.float64, copy=False
+    )  # int when empty
+    scaled = values * 2.0**20
+    inexact = np.unique(cell[scaled != np.floor(scaled)])
+    if len(inexact):
+        where = np.flatnonzero(np.isin(cell, inexact))
+        where = where[np.argsort(cell[where], kind="stable")]
+        cells, firsts = np.unique(cell[where], return_index=True)
+        for c, part in zip(cells.tolist(), np.split(values[where], firsts[1:]), strict=True):
+            sums[c] = math.fsum(part.tolist())
+    return sums
 
 
 def _score(
