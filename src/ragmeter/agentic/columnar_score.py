@@ -13,6 +13,7 @@ from __future__ import annotations
 import itertools
 import math
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -113,7 +114,7 @@ _NEED_ITERATION_SCORED = ("AvgGain", "GR")
 def series_table(
     sizes: Sequence[Sequence[int]],
     row: Ints,
-    iteration: Ints,
+    iteration: npt.NDArray[np.integer[Any]],
     gain: Floats,
     *,
     good_threshold: float,
