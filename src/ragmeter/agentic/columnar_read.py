@@ -442,20 +442,26 @@ def _has_a_field(r: Any) -> bool:
     return _present(r.url) or any(_present(v) for v in (r.domain_id, r.id, r.title, r.snippet))
 
 
-def _present_texts(values: list[Any]) -> npt.NDArray[np.bool_]:
-    """Per code of a table of strings (code 0 is ``None``): whether the value is not blank (C-level passes)."""
-    texts = values[1:]
-    n = len(texts)
-    filled = np.fromiter(map(len, texts), np.int64, n) > 0
-    blank = np.fromiter(map(str.isspace, texts), bool, n)
-    return np.concatenate(([False], filled & ~blank))
+def _present_texts(table: StringTable) -> npt.NDArray[np.bool_]:
+    """Per code of a table of strings (code 0 is ``None``): whether the value is not blank.
+
+    One C-level pass (each string is far from the last in memory): blank is white space only,
+    or the empty string, found by its code.
+    """
+    texts = table.values
+    present = ~np.fromiter(map(str.isspace, itertools.islice(texts, 1, None)), bool, len(texts) - 1)
+    present = np.concatenate(([False], present))
+    empty = table.index.get("")  # not index[""]: that would add it
+    if empty is not None:
+        present[empty] = False
+    return present
 
 
 def _refuse_results_without_fields(cols: NativeColumns) -> None:
     """Raise the reference's error for the first trace read with a result that has no field at all."""
     ids = np.array([_present(v) for v in cols.ids.values], bool)
-    urls = _present_texts(cols.urls.values)
-    texts = _present_texts(cols.texts.values)
+    urls = _present_texts(cols.urls)
+    texts = _present_texts(cols.texts)
     present = [
         ids[np.frombuffer(cols.domain_id, np.int32)],
         ids[np.frombuffer(cols.generic_id, np.int32)],
