@@ -178,9 +178,15 @@ def series_table(
         "GR_cum": gr_cum,
         "Dup_cum": dup_cum,
     }
-    lists = {name: columns[name].tolist() for name in SERIES_NAMES}
+    valid = np.arange(depth) < lengths[:, None]
+    ends = np.cumsum(lengths)
+    starts, ends = (ends - lengths).tolist(), ends.tolist()
+    table: list[dict[str, list[Value]]] = [{} for _ in range(m)]
+    for name in SERIES_NAMES:  # one series at a time: no padding, and few objects alive at once
+        flat = columns.pop(name)[valid].tolist()
+        for series, start, end in zip(table, starts, ends, strict=True):
+            series[name] = flat[start:end]
     n_of = lengths.tolist()
-    table = [{name: lists[name][k][:n] for name in SERIES_NAMES} for k, n in enumerate(n_of)]
     all_scored = np.logical_and.accumulate(iteration_scored, axis=1)
     for k in np.flatnonzero(~np.all(iteration_scored, axis=1)).tolist():
         series = table[k]
