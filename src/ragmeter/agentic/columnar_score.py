@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import itertools
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -123,10 +123,11 @@ def series_table(
 
     ``sizes[k]``: the results per iteration of trace ``k``; per new unique result, ``row`` is
     its trace (an index into ``sizes``), ``iteration`` its iteration (from 1) and ``gain`` its
-    gain (NaN = unscored). Sums run in the kernel's order (``numpy.cumsum`` adds one after the
-    other); the good gains of one iteration, which the kernel adds with :func:`math.fsum`, are
-    exact in any order when they are multiples of 2**-20 (gains are at most 4), and otherwise
-    added by :func:`math.fsum`.
+    gain (NaN = unscored). Traces of equal length N form one table of N columns (no padding,
+    however long one trace is); sums run in the kernel's order (``numpy.cumsum`` along a row
+    adds one after the other). The good gains of one iteration, which the kernel adds with
+    :func:`math.fsum`, are exact in any order when they are multiples of 2**-20 (gains are at
+    most 4), and are otherwise added by :func:`math.fsum`.
 
     >>> table = series_table([[3, 2], [2]], np.array([0, 0, 0, 0, 1]), np.array([1, 1, 1, 2, 1]),
     ...                      np.array([3.0, 1.0, 2.0, 4.0, np.nan]), good_threshold=2.0)
@@ -135,67 +136,76 @@ def series_table(
     """
     m = len(sizes)
     lengths = np.fromiter(map(len, sizes), np.int64, m)
-    depth = int(lengths.max()) if m else 0
-    shape = (m, depth)
-    rows = np.repeat(np.arange(m), lengths)
-    results = np.zeros(shape, np.int64)
-    results[rows, np.arange(len(rows)) - np.repeat(np.cumsum(lengths) - lengths, lengths)] = np.fromiter(
-        itertools.chain.from_iterable(sizes), np.int64, len(rows)
-    )
-    cell = row * depth + iteration - 1
+    starts = np.cumsum(lengths) - lengths
+    n_cells = int(lengths.sum())
+    cell = starts[row] + iteration - 1  # (trace, iteration) cells, trace after trace
     good = gain >= good_threshold  # NaN is not
 
     def count(where: npt.NDArray[np.bool_] | slice) -> Ints:
-        return np.bincount(cell[where], minlength=m * depth).reshape(shape)
+        return np.bincount(cell[where], minlength=n_cells)
 
-    unique, good_count = count(slice(None)), count(good)
-    iteration_scored = count(np.isnan(gain)) == 0
-    g = _exact_sums(cell[good], gain[good], m * depth).reshape(shape)
+    cells = {
+        "R": np.fromiter(itertools.chain.from_iterable(sizes), np.int64, n_cells),
+        "UR": count(slice(None)),
+        "GR": count(good),
+        "unscored": count(np.isnan(gain)),
+        "G": _exact_sums(cell[good], gain[good], n_cells),
+    }
+    table: list[dict[str, list[Value]]] = [{} for _ in range(m)]
+    for n in np.unique(lengths).tolist():
+        rows = np.flatnonzero(lengths == n)
+        at = starts[rows][:, None] + np.arange(n)
+        _fill(table, rows.tolist(), {name: values[at] for name, values in cells.items()}, good_threshold)
+    return table
+
+
+def _fill(
+    table: list[dict[str, list[Value]]],
+    rows: list[int],
+    cells: dict[str, npt.NDArray[Any]],
+    good_threshold: float,
+) -> None:
+    """The series of traces of one length (``cells``: traces × iterations), into ``table[row]`` for each row."""
+    results, unique, good_count, g = cells["R"], cells["UR"], cells["GR"], cells["G"]
+    depth = results.shape[1]
     w = np.array([discount(i) for i in range(1, depth + 1)])
     i = np.arange(1, depth + 1, dtype=np.float64)
     r_cum, gr_cum, dups = np.cumsum(results, axis=1), np.cumsum(good_count, axis=1), results - unique
     dup_cum = np.cumsum(dups, axis=1)
-    some = np.maximum(results, 1)
-    avg = np.where(results > 0, g / some, 0.0)
+    avg = np.where(results > 0, g / np.maximum(results, 1), 0.0)
     cg, dcg = np.cumsum(g, axis=1), np.cumsum(w * g, axis=1)
     some_cum = np.maximum(r_cum, 1)
-    columns = {
-        "CG": cg,
-        "RG": cg / i,
-        "DCG": dcg,
-        "DRG": dcg / i,
-        "AvgGain": avg,
-        "RAG": np.cumsum(avg, axis=1) / i,
-        "DRAG": np.cumsum(w * avg, axis=1) / i,
-        "SRE": np.where(r_cum > 0, gr_cum / some_cum, 0.0),
-        "SRR": np.where(r_cum > 0, dup_cum / some_cum, 0.0),
-        "R": results,
-        "UR": unique,
-        "GR": good_count,
-        "Dup": dups,
-        "R_cum": r_cum,
-        "UR_cum": np.cumsum(unique, axis=1),
-        "GR_cum": gr_cum,
-        "Dup_cum": dup_cum,
+    columns: dict[str, Callable[[], npt.NDArray[Any]]] = {  # each made when its turn comes
+        "CG": lambda: cg,
+        "RG": lambda: cg / i,
+        "DCG": lambda: dcg,
+        "DRG": lambda: dcg / i,
+        "AvgGain": lambda: avg,
+        "RAG": lambda: np.cumsum(avg, axis=1) / i,
+        "DRAG": lambda: np.cumsum(w * avg, axis=1) / i,
+        "SRE": lambda: np.where(r_cum > 0, gr_cum / some_cum, 0.0),
+        "SRR": lambda: np.where(r_cum > 0, dup_cum / some_cum, 0.0),
+        "R": lambda: results,
+        "UR": lambda: unique,
+        "GR": lambda: good_count,
+        "Dup": lambda: dups,
+        "R_cum": lambda: r_cum,
+        "UR_cum": lambda: np.cumsum(unique, axis=1),
+        "GR_cum": lambda: gr_cum,
+        "Dup_cum": lambda: dup_cum,
     }
-    valid = np.arange(depth) < lengths[:, None]
-    ends = np.cumsum(lengths)
-    starts, ends = (ends - lengths).tolist(), ends.tolist()
-    table: list[dict[str, list[Value]]] = [{} for _ in range(m)]
-    for name in SERIES_NAMES:  # one series at a time: no padding, and few objects alive at once
-        flat = columns.pop(name)[valid].tolist()
-        for series, start, end in zip(table, starts, ends, strict=True):
-            series[name] = flat[start:end]
-    n_of = lengths.tolist()
+    for name in SERIES_NAMES:  # one series at a time: few objects alive at once
+        for r, values in zip(rows, columns[name]().tolist(), strict=True):
+            table[r][name] = values
+    iteration_scored = cells["unscored"] == 0
     all_scored = np.logical_and.accumulate(iteration_scored, axis=1)
-    for k in np.flatnonzero(~np.all(iteration_scored, axis=1)).tolist():
-        series = table[k]
-        for j in range(n_of[k]):
+    for k in np.flatnonzero(~iteration_scored.all(axis=1)).tolist():
+        series = table[rows[k]]
+        for j in range(depth):
             for names, ok in ((_NEED_ITERATION_SCORED, iteration_scored), (_NEED_ALL_SCORED, all_scored)):
                 if not ok[k, j]:
                     for name in names:
                         series[name][j] = None
-    return table
 
 
 def _exact_sums(cell: Ints, values: Floats, n: int) -> Floats:
