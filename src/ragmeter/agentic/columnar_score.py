@@ -54,6 +54,7 @@ def fast_scores(
     other = with_gain[gain[with_gain] != cluster_gain[cluster[with_gain]]]
     n_traces = len(cols.trace_ids)
     copies_other = np.bincount(result_trace[other], minlength=n_traces).tolist()
+    del with_gain, first_at, other  # a few MB each, per result
 
     scored = ~np.isnan(cluster_gain)
     good = cluster_gain >= good_threshold
@@ -64,17 +65,20 @@ def fast_scores(
     last_good_list = last_good.tolist()
     kinds = np.bincount(result_trace * 5 + outcome.match, minlength=5 * n_traces).reshape(n_traces, 5)[:, 1:]
     kinds_list = kinds.tolist()
-    cluster_starts = np.searchsorted(cluster_trace, np.arange(n_traces + 1)).tolist()
-    gains_list: list[float | None] = [None if g != g else g for g in cluster_gain.tolist()]
-    iteration_list = cluster_iteration.tolist()
-    roots_list = roots.tolist()
+    starts = np.searchsorted(cluster_trace, np.arange(n_traces + 1))
+    cluster_starts = starts.tolist()
+    some = np.flatnonzero(starts[:-1] < starts[1:])
+    first_unscored = np.zeros(n_traces, bool)  # the trace's first cluster has no gain
+    first_unscored[some] = ~scored[starts[some]]
+    first_unscored_list = first_unscored.tolist()
 
     row_of_trace = np.full(n_traces, -1, np.int64)
     row_of_trace[traces] = np.arange(len(traces))
-    mine = np.flatnonzero(row_of_trace[cluster_trace] >= 0)
+    row_of_cluster = row_of_trace[cluster_trace]
+    mine = np.flatnonzero(row_of_cluster >= 0)
     table = series_table(
         [cols.iteration_sizes[t] for t in traces],
-        row_of_trace[cluster_trace[mine]],
+        row_of_cluster[mine],
         cluster_iteration[mine],
         cluster_gain[mine],
         good_threshold=good_threshold,
@@ -92,15 +96,15 @@ def fast_scores(
             value, why = iterations_for_all_good([last_good_list[t]] if last_good_list[t] else [])
         unscored: list[UnscoredResult] = []
         if n_unscored:
+            listed = start + np.flatnonzero(~scored[start:end])[:MAX_UNSCORED_LISTED]
             unscored = [
                 UnscoredResult.model_construct(
-                    key=keys.name(roots_list[c]), iteration=iteration_list[c], reason=NO_GAIN
+                    key=keys.name(int(roots[c])), iteration=int(cluster_iteration[c]), reason=NO_GAIN
                 )
-                for c in range(start, end)
-                if gains_list[c] is None
-            ][:MAX_UNSCORED_LISTED]
+                for c in listed.tolist()
+            ]
         counts = {"trace": scored_per_trace[t], "none": n_unscored}
-        order = ("none", "trace") if start < end and gains_list[start] is None else ("trace", "none")
+        order = ("none", "trace") if first_unscored_list[t] else ("trace", "none")
         sources = {k: counts[k] for k in order if counts[k]}
         out[t] = _score(cols, t, series, (value, why), kinds_list[t], unscored, n_unscored, sources)
         out[t].copies_with_other_gain = copies_other[t]
