@@ -201,9 +201,9 @@ class StringTable:
         self.index.clear()
         return values
 
-    def add(self, values: Iterable[Any], codes: array[int]) -> None:
-        """Append the codes of ``values`` to ``codes``."""
-        codes.extend(map(self.index.__getitem__, values))
+    def add(self, values: Iterable[Any], count: int, codes: array[int]) -> None:
+        """Append the codes of the ``count`` ``values`` to ``codes`` (numpy converts faster than ``array.extend``)."""
+        codes.frombytes(np.fromiter(map(self.index.__getitem__, values), np.int32, count).tobytes())
 
 
 def _codes() -> array[int]:
@@ -424,11 +424,12 @@ def _add_trace(cols: NativeColumns, trace: Any, tid: str, where: str) -> None:
     if status == "scored" and results:
         for number, size in enumerate(sizes, start=1):
             cols.iteration.extend(itertools.repeat(number, size))
-        cols.ids.add(map(_DOMAIN_ID, results), cols.domain_id)
-        cols.ids.add(map(_ID, results), cols.generic_id)
-        cols.urls.add(map(_URL, results), cols.url)
-        cols.texts.add(map(_TITLE, results), cols.title)
-        cols.texts.add(map(_SNIPPET, results), cols.snippet)
+        n = len(results)
+        cols.ids.add(map(_DOMAIN_ID, results), n, cols.domain_id)
+        cols.ids.add(map(_ID, results), n, cols.generic_id)
+        cols.urls.add(map(_URL, results), n, cols.url)
+        cols.texts.add(map(_TITLE, results), n, cols.title)
+        cols.texts.add(map(_SNIPPET, results), n, cols.snippet)
         cols.gain.frombytes(np.array(list(map(_GAIN, results)), np.float64).tobytes())
     cols.trace_starts.append(len(cols.gain))
 
