@@ -1,7 +1,9 @@
 """Reading native trace JSON Lines into columns: the fast path's reader (one trace per line).
 
-Each line is parsed by msgspec into plain objects, checked for repeated keys, and validated
-against msgspec structs that mirror :mod:`ragmeter.agentic.trace`. The results of each trace's
+Each line is decoded by msgspec into structs that mirror :mod:`ragmeter.agentic.trace` and
+checked for repeated keys: first into lean structs (:func:`_fast_trace`), and when that is not
+conclusive — a null, a result with other fields — into plain objects, checked and validated
+(:func:`_checked_trace`). The results of each trace's
 last turn are then added to flat columns, with every string replaced by a code into a table of
 the distinct strings seen so far (a million results hold far fewer distinct URLs and texts).
 
