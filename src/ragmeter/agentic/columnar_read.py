@@ -35,7 +35,7 @@ from collections import defaultdict
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Annotated, Any, TypeVar
+from typing import Annotated, Any
 
 import msgspec
 import numpy as np
@@ -125,45 +125,31 @@ class _StrictTraceS(TraceS, forbid_unknown_fields=True, gc=False):
 # The structs of the first try at a line: decoded straight from JSON, then re-encoded without the
 # fields left at their defaults, which are all None here (so an explicit [] or {} is kept, and an
 # explicit null is not: see _fast_trace).
-class _LeanResultS(msgspec.Struct, forbid_unknown_fields=True, omit_defaults=True, gc=False):
-    domain_id: _Id | None = None
-    id: _Id | None = None
-    url: str | None = None
-    title: str | None = None
-    snippet: str | None = None
-    gain: _Gain | None = None
+class _LeanResultS(SearchResultS, forbid_unknown_fields=True, omit_defaults=True, gc=False):
+    pass
 
 
-class _LeanSearchS(msgspec.Struct, forbid_unknown_fields=True, omit_defaults=True, gc=False):
-    query: str | None = None
-    tool: str | None = None
-    results: list[_LeanResultS] | None = None
-    results_not_captured: str | None = None
-    span_id: str | None = None
+class _LeanSearchS(SearchS, forbid_unknown_fields=True, omit_defaults=True, gc=False):
+    results: list[_LeanResultS] | None = None  # type: ignore[assignment]
 
 
-class _LeanIterationS(msgspec.Struct, forbid_unknown_fields=True, omit_defaults=True, gc=False):
-    searches: list[_LeanSearchS] | None = None
-    metadata: dict[str, Any] | None = None
+class _LeanIterationS(IterationS, forbid_unknown_fields=True, omit_defaults=True, gc=False):
+    searches: list[_LeanSearchS] | None = None  # type: ignore[assignment]
+    metadata: dict[str, Any] | None = None  # type: ignore[assignment]
 
 
-class _LeanTurnS(msgspec.Struct, forbid_unknown_fields=True, omit_defaults=True, gc=False):
-    user: str | None = None
-    iterations: list[_LeanIterationS] | None = None
+class _LeanTurnS(TurnS, forbid_unknown_fields=True, omit_defaults=True, gc=False):
+    iterations: list[_LeanIterationS] | None = None  # type: ignore[assignment]
 
 
-class _LeanRefS(msgspec.Struct, forbid_unknown_fields=True, omit_defaults=True, gc=False):
-    domain_id: _Id | None = None
-    id: _Id | None = None
-    url: str | None = None
+class _LeanRefS(ResultRefS, forbid_unknown_fields=True, omit_defaults=True, gc=False):
+    pass
 
 
-class _LeanTraceS(msgspec.Struct, forbid_unknown_fields=True, omit_defaults=True, gc=False):
-    trace_id: _Id
-    turns: Annotated[list[_LeanTurnS], msgspec.Meta(min_length=1)]
-    task: str | None = None
-    good_results: list[_LeanRefS] | None = None
-    metadata: dict[str, Any] | None = None
+class _LeanTraceS(TraceS, forbid_unknown_fields=True, omit_defaults=True, gc=False):
+    turns: Annotated[list[_LeanTurnS], msgspec.Meta(min_length=1)]  # type: ignore[assignment]
+    good_results: list[_LeanRefS] | None = None  # type: ignore[assignment]
+    metadata: dict[str, Any] | None = None  # type: ignore[assignment]
 
 
 _RESULT_FIELDS = frozenset(SearchResultS.__struct_fields__)
@@ -271,10 +257,9 @@ def _as_text(value: Any) -> Any:
 
 
 _decode_lean = msgspec.json.Decoder(_LeanTraceS).decode
-_TraceT = TypeVar("_TraceT", TraceS, _LeanTraceS)
 
 
-def _fast_trace(line: bytes) -> TraceS | _LeanTraceS | None:
+def _fast_trace(line: bytes) -> TraceS | None:
     """The validated trace of one line, or ``None`` when the reference reader must look at it.
 
     First try: the line decoded into the lean structs, whose fields all default to None and are
@@ -316,7 +301,7 @@ def _checked_trace(line: bytes) -> TraceS | None:
     return _trace_checks(trace)
 
 
-def _trace_checks(trace: _TraceT) -> _TraceT | None:
+def _trace_checks(trace: TraceS) -> TraceS | None:
     """``trace``, or ``None`` when its id is blank or a known good result names nothing (the reference decides)."""
     tid = trace.trace_id
     if isinstance(tid, str) and not tid.strip():
