@@ -256,6 +256,27 @@ BAD_LINES = [
     '{"trace_id": "t1", "turns": [{"user": "a\x00b"}]}',
     '{"trace_id": "t1", "turns": [{"user": "a\\u0000b"}]}',
     "\u0085",  # white space to Python: a blank line
+    # explicit nulls and empty values: the lean first try leaves out what is null (see _fast_trace)
+    '{"trace_id": "t1", "turns": [{"iterations": [{"searches": null}]}]}',
+    '{"trace_id": "t1", "turns": [{"iterations": null}]}',
+    '{"trace_id": "t1", "turns": [{"user": null, "iterations": [{"metadata": null, "searches": []}]}]}',
+    '{"trace_id": "t1", "turns": [{}], "metadata": null}',
+    '{"trace_id": "t1", "turns": [{}], "good_results": null}',
+    '{"trace_id": "t1", "turns": [{}], "good_results": [{"url": null, "id": "g"}]}',
+    '{"trace_id": "t1", "turns": [{}], "good_results": [{"url": null}]}',
+    '{"trace_id": null, "turns": [{}]}',
+    '{"trace_id": "t1", "turns": null}',
+    '{"trace_id": "t1", "turns": [{"iterations": [{"searches": [], "searches": []}]}]}',
+    '{"trace_id": "t1", "turns": [{"iterations": [{"searches": [{"results": null}]}]}]}',
+    '{"trace_id": "t1", "turns": [{"iterations": [{"metadata": {}, "searches": [{"results": []}]}]}]}',
+    OK.replace('"url": "https://a.org"', '"url": "https://a.org", "gain": null'),
+    OK.replace('"url": "https://a.org"', '"url": "https://a.org", "gain": null, "gain": 3'),
+    OK.replace('"url": "https://a.org"', '"url": "https://a.org", "gain": 3, "gain": null'),
+    OK.replace('"url": "https://a.org"', '"url": null, "title": "T"'),
+    OK.replace('"url": "https://a.org"', '"url": "x:y", "url": "https://a.org"'),
+    OK.replace('"results"', '"query": null, "tool": null, "results"'),
+    '{"trace_id": "t1", "turns": [{}], "metadata": {"a": null, "a": 1}}',
+    '{"trace_id": "t1", "turns": [{}], "metadata": {"a": {}, "b": []}}',
     "null",
     '"t1"',
 ]
@@ -355,17 +376,80 @@ WELL_FORMED = [
 ]
 
 
-@pytest.mark.parametrize("line", WELL_FORMED)
-def test_a_well_formed_line_is_read_by_the_fast_reader(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, line: str
-) -> None:
-    """A silent fallback to the reference reader is a failure, not a slowdown: well-formed lines never take it."""
-    import ragmeter.agentic.columnar_reference as reference
+LEAN = [  # no null, no other result field: read by the first try (the lean structs)
+    OK,
+    OK.replace(
+        '"url": "https://a.org"', '"id": 7, "domain_id": "doi:10.1/a", "title": "T", "snippet": "s:t"'
+    ),
+    '{"trace_id": "t1", "turns": [{"iterations": [{"searches": []}, {"metadata": {}, "searches": []}]}]}',
+    '{"trace_id": "t1", "turns": [{"iterations": []}], "good_results": [], "metadata": {"k": [1, {}]}}',
+    '{"trace_id": "t1", "turns": [{"iterations": [{"searches": [{"results": []}]}]}]}',
+    '{"trace_id": 3, "task": "a: b", "turns": [{"user": "u", "iterations": [{"searches": [{"query": "q:"}]}]}]}',
+]
 
+
+def _refuse_with(monkeypatch: pytest.MonkeyPatch, module: Any, name: str) -> None:
     def refuse(*args: object) -> None:
-        raise AssertionError(f"line handed to the reference reader: {args[-1]!r}")
+        raise AssertionError(f"line handed to {name}: {args[-1]!r}")
+
+    monkeypatch.setattr(module, name, refuse)
+
+
+@pytest.mark.parametrize(("line", "lean"), [(x, False) for x in WELL_FORMED] + [(x, True) for x in LEAN])
+def test_a_well_formed_line_is_read_by_the_fast_reader(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, line: str, lean: bool
+) -> None:
+    """A silent fallback to the reference reader is a failure, not a slowdown: well-formed lines never take it.
+
+    Nor do lines without nulls or other result fields take the fast reader's second try.
+    """
+    import ragmeter.agentic.columnar_read as fast_reader
+    import ragmeter.agentic.columnar_reference as reference
 
     path = tmp_path / "t.jsonl"
     path.write_text(line + "\n", encoding="utf-8")
-    monkeypatch.setattr(reference, "reference_trace", refuse)
-    assert read_columns(path).trace_ids == ["t1"]
+    expected = _json(evaluate_agentic(path, engine="reference"))
+    _refuse_with(monkeypatch, reference, "reference_trace")
+    if lean:
+        _refuse_with(monkeypatch, fast_reader, "_checked_trace")
+    assert read_columns(path).trace_ids == [str(json.loads(line)["trace_id"])]
+    if not json.loads(line).get("good_results"):  # those are scored by the reference
+        assert _json(evaluate_agentic(path)) == expected
+
+
+@st.composite
+def _series_inputs(draw: st.DrawFn) -> tuple[list[list[int]], list[list[list[float | None]]]]:
+    gains = st.one_of(
+        st.none(),
+        st.sampled_from([0.0, 1.0, 2.0, 3.0, 4.0, 2.5, 0.1, 2.1, 3.3, 1 / 3 + 2]),
+        st.floats(0, 4, allow_subnormal=False),
+    )
+    sizes, new = [], []
+    for _ in range(draw(st.integers(1, 5))):
+        trace_new = draw(st.lists(st.lists(gains, max_size=6), min_size=1, max_size=6))
+        sizes.append([len(n) + draw(st.integers(0, 3)) for n in trace_new])
+        new.append(trace_new)
+    return sizes, new
+
+
+@settings(max_examples=200, deadline=None)
+@given(data=_series_inputs(), threshold=st.sampled_from([2.0, 0.5, 3.3]))
+def test_the_series_table_is_the_reference_kernel_value_for_value(
+    data: tuple[list[list[int]], list[list[list[float | None]]]], threshold: float
+) -> None:
+    """Every series, floats compared exactly (and ints as ints), on gains that do and do not add exactly."""
+    from ragmeter.agentic.columnar_score import series_table
+    from ragmeter.agentic.metrics import iteration_series
+
+    sizes, new = data
+    flat = [(k, i, g) for k, trace in enumerate(new) for i, gains in enumerate(trace, 1) for g in gains]
+    table = series_table(
+        sizes,
+        np.array([k for k, _, _ in flat], np.int64),
+        np.array([i for _, i, _ in flat], np.int64),
+        np.array([np.nan if g is None else g for _, _, g in flat], np.float64),
+        good_threshold=threshold,
+    )
+    for k, series in enumerate(table):
+        expected = iteration_series(sizes[k], new[k], good_threshold=threshold)
+        assert json.dumps(series) == json.dumps(expected)

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import functools
 import itertools
+from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -28,10 +29,18 @@ from ragmeter.dedup.vector_dedup import CodedKeys, Ints, dense_codes, first_posi
 
 
 def _canonical(values: Sequence[str | None]) -> tuple[Ints, list[str]]:
-    """Codes of equal values equal (``None`` → -1), and the distinct values by code."""
-    distinct = list(dict.fromkeys(itertools.chain((None,), values)))
-    index = dict(zip(distinct, itertools.count(-1)))  # count is endless: no strict=
-    return np.fromiter(map(index.__getitem__, values), np.int64, len(values)), distinct[1:]  # type: ignore[return-value]
+    """Codes of equal values equal (``None`` → -1), and the distinct values by code (one dict lookup each).
+
+    >>> codes, distinct = _canonical(["b", None, "a", "b"])
+    >>> codes.tolist(), distinct
+    ([0, -1, 1, 0], ['b', 'a'])
+    """
+    index: defaultdict[str | None, int] = defaultdict(itertools.count(-1).__next__)
+    index[None]  # -1
+    codes = np.fromiter(map(index.__getitem__, values), np.int64, len(values))
+    distinct = list(index)
+    del distinct[0]
+    return codes, distinct  # type: ignore[return-value]
 
 
 def _id_texts(values: Sequence[str | int | None], *, domain: bool) -> list[str | None]:

@@ -1,7 +1,9 @@
 """Reading native trace JSON Lines into columns: the fast path's reader (one trace per line).
 
-Each line is parsed by msgspec into plain objects, checked for repeated keys, and validated
-against msgspec structs that mirror :mod:`ragmeter.agentic.trace`. The results of each trace's
+Each line is decoded by msgspec into structs that mirror :mod:`ragmeter.agentic.trace` and
+checked for repeated keys: first into lean structs (:func:`_fast_trace`), and when that is not
+conclusive — a null, a result with other fields — into plain objects, checked and validated
+(:func:`_checked_trace`). The results of each trace's
 last turn are then added to flat columns, with every string replaced by a code into a table of
 the distinct strings seen so far (a million results hold far fewer distinct URLs and texts).
 
@@ -120,6 +122,36 @@ class _StrictTraceS(TraceS, forbid_unknown_fields=True, gc=False):
     turns: Annotated[list[_StrictTurnS], msgspec.Meta(min_length=1)]  # type: ignore[assignment]
 
 
+# The structs of the first try at a line: decoded straight from JSON, then re-encoded without the
+# fields left at their defaults, which are all None here (so an explicit [] or {} is kept, and an
+# explicit null is not: see _fast_trace).
+class _LeanResultS(SearchResultS, forbid_unknown_fields=True, omit_defaults=True, gc=False):
+    pass
+
+
+class _LeanSearchS(SearchS, forbid_unknown_fields=True, omit_defaults=True, gc=False):
+    results: list[_LeanResultS] | None = None  # type: ignore[assignment]
+
+
+class _LeanIterationS(IterationS, forbid_unknown_fields=True, omit_defaults=True, gc=False):
+    searches: list[_LeanSearchS] | None = None  # type: ignore[assignment]
+    metadata: dict[str, Any] | None = None  # type: ignore[assignment]
+
+
+class _LeanTurnS(TurnS, forbid_unknown_fields=True, omit_defaults=True, gc=False):
+    iterations: list[_LeanIterationS] | None = None  # type: ignore[assignment]
+
+
+class _LeanRefS(ResultRefS, forbid_unknown_fields=True, omit_defaults=True, gc=False):
+    pass
+
+
+class _LeanTraceS(TraceS, forbid_unknown_fields=True, omit_defaults=True, gc=False):
+    turns: Annotated[list[_LeanTurnS], msgspec.Meta(min_length=1)]  # type: ignore[assignment]
+    good_results: list[_LeanRefS] | None = None  # type: ignore[assignment]
+    metadata: dict[str, Any] | None = None  # type: ignore[assignment]
+
+
 _RESULT_FIELDS = frozenset(SearchResultS.__struct_fields__)
 
 
@@ -157,9 +189,9 @@ class StringTable:
         self.index.clear()
         return values
 
-    def add(self, values: Iterable[Any], codes: array[int]) -> None:
-        """Append the codes of ``values`` to ``codes``."""
-        codes.extend(map(self.index.__getitem__, values))
+    def add(self, values: Iterable[Any], count: int, codes: array[int]) -> None:
+        """Append the codes of the ``count`` ``values`` to ``codes`` (numpy converts faster than ``array.extend``)."""
+        codes.frombytes(np.fromiter(map(self.index.__getitem__, values), np.int32, count).tobytes())
 
 
 def _codes() -> array[int]:
@@ -209,19 +241,54 @@ _decode = msgspec.json.Decoder().decode
 _encode = msgspec.json.Encoder().encode
 
 
+def _colons(data: bytes) -> int:
+    """How many ':' bytes ``data`` holds (numpy counts faster than ``bytes.count``)."""
+    return int(np.count_nonzero(np.frombuffer(data, np.uint8) == 58))
+
+
+def _escaped_colon(line: bytes) -> bool:
+    """Whether ``line`` may hold ``\\u003a`` or ``\\u003A`` (looked for only after a backslash, which is quick to find)."""
+    return b"\\" in line and b"\\u003" in line
+
+
 def _as_text(value: Any) -> Any:
     """Ids may be JSON integers: their decimal text, as the reference models keep them."""
     return str(value) if type(value) is int else value
 
 
+_decode_lean = msgspec.json.Decoder(_LeanTraceS).decode
+
+
 def _fast_trace(line: bytes) -> TraceS | None:
-    """The validated trace of one line, or ``None`` when the reference reader must look at it."""
+    """The validated trace of one line, or ``None`` when the reference reader must look at it.
+
+    First try: the line decoded into the lean structs, whose fields all default to None and are
+    left out of their encoding when None. Every ':' of a line is a key's or one inside a string;
+    the lean encoding holds every key and string the line holds, except a key given twice
+    (msgspec keeps the last) or given as null (explicit nulls are also where the lean structs
+    accept what the reference refuses: ``"searches": null``). So equal counts of ':' mean
+    neither happened (with no ``\\u003a`` escape for a ':'); unequal counts, or a line the
+    lean structs refuse, are looked at as before (:func:`_checked_trace`).
+    """
+    if not _escaped_colon(line):
+        try:
+            lean = _decode_lean(line)
+        except (msgspec.MsgspecError, ValueError, TypeError, RecursionError):
+            pass
+        else:
+            if _colons(line) == _colons(_encode(lean)):
+                return _trace_checks(lean)
+    return _checked_trace(line)
+
+
+def _checked_trace(line: bytes) -> TraceS | None:
+    """:func:`_fast_trace` for the lines its first try leaves: parsed, checked for repeated keys, validated."""
     try:
         value = _decode(line)
         # Every key of a line is one ':' outside strings. msgspec keeps the last of repeated keys,
         # so the value re-encoded has fewer ':' exactly when a key was repeated (or when an escaped
         # '\u003a' stands for a ':', which is why lines with such escapes go to the reference).
-        if line.count(b":") != _encode(value).count(b":") or b"\\u003" in line:
+        if _colons(line) != _colons(_encode(value)) or _escaped_colon(line):
             return None
         try:
             trace: TraceS = msgspec.convert(value, _StrictTraceS)
@@ -231,6 +298,11 @@ def _fast_trace(line: bytes) -> TraceS | None:
                 return None
     except (msgspec.MsgspecError, ValueError, TypeError, RecursionError):
         return None
+    return _trace_checks(trace)
+
+
+def _trace_checks(trace: TraceS) -> TraceS | None:
+    """``trace``, or ``None`` when its id is blank or a known good result names nothing (the reference decides)."""
     tid = trace.trace_id
     if isinstance(tid, str) and not tid.strip():
         return None
@@ -300,7 +372,7 @@ def _add_trace(cols: NativeColumns, trace: Any, tid: str, where: str) -> None:
     dropped = 0
     results: list[Any] = []
     turn_index = len(turns) - 1
-    for it_index, iteration in enumerate(turns[-1].iterations):
+    for it_index, iteration in enumerate(turns[-1].iterations or ()):
         if not iteration.searches:
             dropped += 1
             continue
@@ -339,11 +411,12 @@ def _add_trace(cols: NativeColumns, trace: Any, tid: str, where: str) -> None:
     if status == "scored" and results:
         for number, size in enumerate(sizes, start=1):
             cols.iteration.extend(itertools.repeat(number, size))
-        cols.ids.add(map(_DOMAIN_ID, results), cols.domain_id)
-        cols.ids.add(map(_ID, results), cols.generic_id)
-        cols.urls.add(map(_URL, results), cols.url)
-        cols.texts.add(map(_TITLE, results), cols.title)
-        cols.texts.add(map(_SNIPPET, results), cols.snippet)
+        n = len(results)
+        cols.ids.add(map(_DOMAIN_ID, results), n, cols.domain_id)
+        cols.ids.add(map(_ID, results), n, cols.generic_id)
+        cols.urls.add(map(_URL, results), n, cols.url)
+        cols.texts.add(map(_TITLE, results), n, cols.title)
+        cols.texts.add(map(_SNIPPET, results), n, cols.snippet)
         cols.gain.frombytes(np.array(list(map(_GAIN, results)), np.float64).tobytes())
     cols.trace_starts.append(len(cols.gain))
 
@@ -357,20 +430,26 @@ def _has_a_field(r: Any) -> bool:
     return _present(r.url) or any(_present(v) for v in (r.domain_id, r.id, r.title, r.snippet))
 
 
-def _present_texts(values: list[Any]) -> npt.NDArray[np.bool_]:
-    """Per code of a table of strings (code 0 is ``None``): whether the value is not blank (C-level passes)."""
-    texts = values[1:]
-    n = len(texts)
-    filled = np.fromiter(map(len, texts), np.int64, n) > 0
-    blank = np.fromiter(map(str.isspace, texts), bool, n)
-    return np.concatenate(([False], filled & ~blank))
+def _present_texts(table: StringTable) -> npt.NDArray[np.bool_]:
+    """Per code of a table of strings (code 0 is ``None``): whether the value is not blank.
+
+    One C-level pass (each string is far from the last in memory): blank is white space only,
+    or the empty string, found by its code.
+    """
+    texts = table.values
+    present = ~np.fromiter(map(str.isspace, itertools.islice(texts, 1, None)), bool, len(texts) - 1)
+    present = np.concatenate(([False], present))
+    empty = table.index.get("")  # not index[""]: that would add it
+    if empty is not None:
+        present[empty] = False
+    return present
 
 
 def _refuse_results_without_fields(cols: NativeColumns) -> None:
     """Raise the reference's error for the first trace read with a result that has no field at all."""
     ids = np.array([_present(v) for v in cols.ids.values], bool)
-    urls = _present_texts(cols.urls.values)
-    texts = _present_texts(cols.texts.values)
+    urls = _present_texts(cols.urls)
+    texts = _present_texts(cols.texts)
     present = [
         ids[np.frombuffer(cols.domain_id, np.int32)],
         ids[np.frombuffer(cols.generic_id, np.int32)],

@@ -105,8 +105,12 @@ def first_positions(values: Ints) -> Ints:
     """
     if not len(values):
         return np.zeros(0, np.int64)
-    entry = _encode(values)
-    new = np.empty(len(entry), bool)  # entries are numbered in order of first appearance
+    return _firsts(_encode(values))
+
+
+def _firsts(entry: Ints) -> Ints:
+    """Where each code of :func:`_encode` first occurs (codes are numbered in order of first appearance)."""
+    new = np.empty(len(entry), bool)
     new[0] = True
     new[1:] = entry[1:] > np.maximum.accumulate(entry[:-1])
     return np.flatnonzero(new)
@@ -124,7 +128,7 @@ def first_in_trace(trace: Ints, code: Ints) -> Ints:
         return out
     combined = trace[where].astype(np.int64) * (int(code.max()) + 1) + code[where]
     entry = _encode(combined)
-    out[where] = where[first_positions(combined)][entry]
+    out[where] = where[_firsts(entry)][entry]
     return out
 
 
