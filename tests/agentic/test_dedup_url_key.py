@@ -5,7 +5,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from w3lib.url import canonicalize_url
 
-from ragmeter.dedup.url_key import url_key
+from ragmeter.dedup.url_key import url_key, url_keys
 
 BASE = "https://www.example.com/guide/"
 
@@ -128,3 +128,45 @@ def test_fast_path_agrees_with_the_general_path(url: str) -> None:
     from ragmeter.dedup.url_key import TRACKING_PARAM_NAMES, TRACKING_PARAM_PREFIXES, _general_key
 
     assert url_key(url) == _general_key(url.strip(), TRACKING_PARAM_NAMES, TRACKING_PARAM_PREFIXES)
+
+
+ODD_URLS = [
+    None,
+    "",
+    "   ",
+    " https://a.org/x?utm_source=1&b=2 ",
+    "https://a.org/\ud800?b=1",  # a lone surrogate: the text is its own key
+    "https://a.org/p?q=\udfff",
+    " https://a.org/\ud800/x ",  # its key is the text, stripped
+    "https://[::1/broken",
+    "example.com/a?fbclid=1&b=2",
+    "mailto:a@b.org?subject=hi",
+    "https://user@a.org:8443/x?utm_medium=a&b=2#!/r",
+    "HTTPS://WWW.A.ORG./A/./B/../C//?B=2&a=1#top",
+]
+
+
+@given(st.lists(st.one_of(urls(), st.sampled_from(ODD_URLS), st.text(max_size=12)), max_size=30))
+@settings(max_examples=150)
+def test_url_keys_equals_url_key_one_by_one(batch: list[str | None]) -> None:
+    """The batch form keeps each query's key once per call: the same keys as url_key, in place."""
+    expected = [None if u is None else url_key(u) for u in batch]
+    keys = list(batch)
+    url_keys(keys)
+    assert keys == expected
+    names, prefixes = frozenset({"b"}), ("a",)  # other denylists: the cached queries follow them
+    expected = [
+        None if u is None else url_key(u, tracking_names=names, tracking_prefixes=prefixes) for u in batch
+    ]
+    keys = list(batch)
+    url_keys(keys, tracking_names=names, tracking_prefixes=prefixes)
+    assert keys == expected
+
+
+def test_url_keys_on_repeated_queries_and_odd_urls() -> None:
+    batch = ODD_URLS + ["https://a.org/x?utm_source=1&b=2", "https://c.org/?b=2&utm_source=1"] * 2
+    keys = list(batch)
+    url_keys(keys)
+    assert keys == [None if u is None else url_key(u) for u in batch]
+    assert keys[-4:] == ["a.org/x?b=2", "c.org/?b=2"] * 2
+    assert keys[4] == "https://a.org/\ud800?b=1"

@@ -1,6 +1,7 @@
 """The dedup keys of the fast path: from the reader's string codes to key codes, once per distinct string.
 
-URL keys are computed once per distinct URL by the reference function, and normalised texts
+URL keys are computed once per distinct URL (:func:`~ragmeter.dedup.url_key.url_keys`, the
+reference ``url_key`` with each distinct query normalised once), and normalised texts
 once per distinct title or snippet by its batch form
 (:func:`~ragmeter.dedup.text_batch.normalise_texts`, equal to the reference ``normalise_text``
 text by text); a result's keys are then codes of those (equal codes = equal keys), so two
@@ -11,7 +12,6 @@ reference: cluster names and boilerplate keys.
 
 from __future__ import annotations
 
-import functools
 import itertools
 from collections import defaultdict
 from collections.abc import Sequence
@@ -24,7 +24,7 @@ from ragmeter.dedup.domain_id import normalise_domain_id
 from ragmeter.dedup.keys import content_digest, prefix_digest
 from ragmeter.dedup.policy import DedupPolicy
 from ragmeter.dedup.text_batch import normalise_texts
-from ragmeter.dedup.url_key import url_key
+from ragmeter.dedup.url_key import url_keys
 from ragmeter.dedup.vector_dedup import CodedKeys, Ints, dense_codes, first_positions
 
 
@@ -88,13 +88,9 @@ def run_keys(cols: NativeColumns, policy: DedupPolicy) -> RunKeys:
     id_values = cols.ids.values
     domain_of_id, domain_values = _canonical(_id_texts(id_values, domain=True))
     generic_of_id, generic_values = _canonical(_id_texts(id_values, domain=False))
-    url_of = functools.partial(
-        url_key, tracking_names=policy.tracking_names, tracking_prefixes=policy.tracking_prefixes
-    )
     # Each distinct string is replaced by its key as it is done, so the two never all coexist.
     urls = cols.urls.take()  # code 0 is None, no other
-    for i in range(1, len(urls)):
-        urls[i] = url_of(urls[i])
+    url_keys(urls, tracking_names=policy.tracking_names, tracking_prefixes=policy.tracking_prefixes)
     keys_of_urls, url_values = _canonical(urls)
     texts = cols.texts.take()
     texts[0] = ""

@@ -31,7 +31,7 @@ from __future__ import annotations
 import contextlib
 import ipaddress
 import re
-from collections.abc import Collection
+from collections.abc import Callable, Collection
 from urllib.parse import SplitResult, quote_from_bytes, unquote_to_bytes, urlsplit
 
 TRACKING_PARAM_NAMES: frozenset[str] = frozenset(
@@ -226,13 +226,15 @@ def url_key(
     try:
         simple = _SIMPLE_WEB_URL.fullmatch(text)
         if simple is not None:
-            return _simple_key(simple, tracking_names, tracking_prefixes)
+            return _simple_key(
+                simple, lambda query: _normalise_query(query, tracking_names, tracking_prefixes)
+            )
         return _general_key(text, tracking_names, tracking_prefixes)
     except ValueError:  # urlsplit refuses it ("Invalid IPv6 URL"), or it has no UTF-8 form (UnicodeError)
         return text  # still a result, deduplicated by the text as written
 
 
-def _simple_key(match: re.Match[str], names: Collection[str], prefixes: tuple[str, ...]) -> str:
+def _simple_key(match: re.Match[str], query_key: Callable[[str], str]) -> str:
     """The common case, without urlsplit: http(s), a plain ASCII host, no port or user info."""
     host, path, query, fragment = match.groups()
     host = host.rstrip(".").lower()
@@ -246,7 +248,7 @@ def _simple_key(match: re.Match[str], names: Collection[str], prefixes: tuple[st
         path = _normalise_path(path)
     key = host + path
     if query:
-        query = _normalise_query(query, names, prefixes)
+        query = query_key(query)
         if query:
             key += "?" + query
     if fragment and fragment.startswith("!"):
@@ -266,3 +268,40 @@ def _general_key(text: str, names: Collection[str], prefixes: tuple[str, ...]) -
         prefix = "" if scheme in _WEB else scheme + "://"
         return prefix + host + tail
     return f"{scheme}:{parts.path}" + ("?" + query if query else "")
+
+
+def url_keys(
+    urls: list[str | None],
+    *,
+    tracking_names: Collection[str] = TRACKING_PARAM_NAMES,
+    tracking_prefixes: tuple[str, ...] = TRACKING_PARAM_PREFIXES,
+) -> None:
+    """Replace each URL of ``urls`` by its :func:`url_key`, in place (``None`` stays ``None``).
+
+    The same as ``url_key`` one by one, with each distinct query string normalised once per call
+    (search results share their tracking tails: ``?utm_source=...``).
+
+    >>> urls = [None, "https://www.a.org/x/?utm_source=q&b=1", "http://a.org/x?b=1", "  "]
+    >>> url_keys(urls)
+    >>> urls
+    [None, 'a.org/x?b=1', 'a.org/x?b=1', None]
+    """
+    queries: dict[str, str] = {}
+
+    def query_key(query: str) -> str:
+        key = queries.get(query)
+        if key is None:
+            key = queries[query] = _normalise_query(query, tracking_names, tracking_prefixes)
+        return key
+
+    simple = _SIMPLE_WEB_URL.fullmatch
+    for i, url in enumerate(urls):
+        if url is None:
+            continue
+        match = simple(url.strip())
+        try:
+            urls[i] = _simple_key(match, query_key) if match is not None else None
+        except ValueError:  # no UTF-8 form: url_key keeps the text
+            match = None
+        if match is None:
+            urls[i] = url_key(url, tracking_names=tracking_names, tracking_prefixes=tracking_prefixes)
