@@ -1,9 +1,10 @@
 """Progress on stderr for work that takes a while: a bar on a terminal, plain lines in logs (CI).
 
 Every long command reports through this one module: ``ragmeter run`` (questions asked), ``eval``
-and ``run`` with judges (judgements), ``mine`` (questions and trials), ``agentic`` with a judge
-(traces labelled), ``calibrate`` (pairs scored) and ``synth`` (generation tasks, then mine's
-questions and trials); ``ragmeter.run(..., progress=True)`` too.
+and ``run`` with judges (judgements), ``mine`` (questions and trials), ``agentic`` (traces
+labelled by a judge; without one, the file read and the traces scored once that takes over two
+seconds), ``calibrate`` (pairs scored) and ``synth`` (generation tasks, then mine's questions
+and trials); ``ragmeter.run(..., progress=True)`` too.
 
 - On a terminal, each task is a bar with done/total, the rate, the time elapsed and an ETA. The
   ETA waits for a stable rate: it shows once at least :data:`ETA_MIN_ITEMS` items finished and

@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import itertools
 import json
 from pathlib import Path
 from typing import Any
@@ -88,3 +89,34 @@ def test_help_lists_the_command(cli: Any) -> None:
     code, out, _ = cli(["agentic", "--help"])
     assert code == 0
     assert "--traces" in out and "--labels" in out and "--format" in out
+
+
+def test_progress_shows_once_the_work_takes_a_while(cli: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A CI log (stderr not a terminal) gets plain progress lines, for reading and for scoring."""
+    code, _, err = cli(["agentic", "--traces", TRACES, "--labels", LABELS])
+    assert code == 0 and "reading traces" not in err and "scoring traces" not in err  # quick: no lines
+    import ragmeter.agentic.columnar_read as reader
+    import ragmeter.cli.agentic_cmd as command
+
+    monkeypatch.setattr(command, "PROGRESS_AFTER_S", 0.0)  # as if the work had taken a while
+    monkeypatch.setattr(reader, "READ_PROGRESS_BYTES", 1)
+    code, _, err = cli(["agentic", "--traces", TRACES, "--labels", LABELS])
+    assert code == 0
+    assert "reading traces: 0/0 MB" in err  # a small file: 0 whole MB
+    assert "scoring traces: 3/3 traces (100%)" in err
+
+
+def test_the_fast_reader_reports_the_bytes_it_read(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import ragmeter.agentic.columnar_read as reader
+
+    monkeypatch.setattr(reader, "READ_PROGRESS_BYTES", 100)
+    lines = Path(TRACES).read_bytes()
+    path = tmp_path / "t.jsonl"
+    path.write_bytes(lines)
+    heard: list[tuple[int, int]] = []
+    reader.read_columns(path, lambda done, total: heard.append((done, total)))
+    size = len(lines)
+    assert heard[-1] == (size, size) and len(heard) >= 2
+    offsets = [done for done, _ in heard]
+    assert offsets == sorted(offsets) and all(total == size for _, total in heard)
+    assert all(b - a >= 100 for a, b in itertools.pairwise(offsets[:-1]))  # every 100 bytes at most

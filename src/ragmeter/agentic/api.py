@@ -152,6 +152,7 @@ def evaluate_agentic(
     details: bool = False,
     progress: Callable[[int, int], None] | None = None,
     engine: Literal["auto", "reference"] = "auto",
+    read_progress: Callable[[int, int], None] | None = None,
 ) -> AgenticResult:
     """Score agentic search traces with the Retrieved Good Gain metrics.
 
@@ -160,7 +161,8 @@ def evaluate_agentic(
     ``labels``: a labels file or list of label objects (gains by trace id and result key).
     ``labeller`` labels the unique results that still lack a gain, once per (task, cluster).
     ``details`` adds the dedup record of every result to each trace. ``progress(done, total)``
-    is called as traces are scored (with a labeller, each may wait on the judge). ``engine="auto"`` reads a
+    is called as traces are scored (with a labeller, each may wait on the judge);
+    ``read_progress(bytes read, file size)`` as the fast path reads its file. ``engine="auto"`` reads a
     native JSON Lines file on the columnar fast path (:mod:`ragmeter.agentic.columnar`) when no
     labeller and no ``details`` are asked for; ``"reference"`` always takes the record-at-a-time
     path. Both give the same result.
@@ -188,7 +190,12 @@ def evaluate_agentic(
 
         labels_by_trace, labels_source = _labels(labels, keys)
         run = evaluate_columnar(
-            Path(traces), labels_by_trace, policy=policy, good_threshold=good_threshold, progress=progress
+            Path(traces),
+            labels_by_trace,
+            policy=policy,
+            good_threshold=good_threshold,
+            progress=progress,
+            read_progress=read_progress,
         )
         prepared, scores, n_boilerplate = run.prepared, run.scores, run.boilerplate_keys
         trace_source = {"path": str(Path(traces)), "sha256": run.sha256, "format": "native"}

@@ -75,12 +75,14 @@ def evaluate_columnar(
     policy: DedupPolicy,
     good_threshold: float,
     progress: Callable[[int, int], None] | None = None,
+    read_progress: Callable[[int, int], None] | None = None,
 ) -> ColumnarRun:
     """Read, deduplicate and score a native JSON Lines trace file (see the module docstring).
 
-    ``progress(done, total)`` hears of the traces once read (none scored) and once all are scored.
+    ``progress(done, total)`` hears of the traces once read (none scored) and once all are scored;
+    ``read_progress(bytes read, file size)`` of the reading, every few MB.
     """
-    cols = read_columns(path)
+    cols = read_columns(path, read_progress)
     if progress is not None:
         progress(0, len(cols.trace_ids))
     keys = run_keys(cols, policy)

@@ -32,7 +32,7 @@ import itertools
 import operator
 from array import array
 from collections import defaultdict
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Annotated, Any
@@ -330,18 +330,28 @@ def _lines(path: Path, digest: Any) -> Iterator[tuple[int, int, bytes]]:
         raise InputError(f"cannot read file ({exc.strerror})", where=str(path)) from None
 
 
-def read_columns(path: Path) -> NativeColumns:
+READ_PROGRESS_BYTES = 1 << 23
+"""``read_columns`` tells its ``progress`` each time this many more bytes (8 MiB) are read."""
+
+
+def read_columns(path: Path, progress: Callable[[int, int], None] | None = None) -> NativeColumns:
     """Read a native JSON Lines trace file into :class:`NativeColumns` (see the module docstring).
 
-    Errors are the reference reader's, for the first bad line.
+    Errors are the reference reader's, for the first bad line. ``progress(bytes read, file
+    size)`` hears of the reading every :data:`READ_PROGRESS_BYTES` bytes and at the end.
     """
     from ragmeter.agentic.columnar_reference import reference_trace
 
     cols = NativeColumns(path)
     digest = hashlib.sha256()
     seen: dict[str, str] = {}
+    size = path.stat().st_size if progress is not None else 0
+    report_at = READ_PROGRESS_BYTES
     try:
         for lineno, offset, raw in _lines(path, digest):
+            if progress is not None and offset >= report_at:
+                progress(offset, max(size, offset))
+                report_at = offset + READ_PROGRESS_BYTES
             if raw.isspace():  # JSON's white space (the line end included): a blank line
                 continue
             trace: Any = _fast_trace(raw)
@@ -361,6 +371,8 @@ def read_columns(path: Path) -> NativeColumns:
         raise
     _refuse_results_without_fields(cols)
     cols.sha256 = digest.hexdigest()
+    if progress is not None:
+        progress(size, size)
     return cols
 
 

@@ -7,6 +7,7 @@
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
@@ -24,6 +25,8 @@ if TYPE_CHECKING:
     from ragmeter.agentic.result import AgenticResult
 
 MAX_ROWS = 30
+PROGRESS_AFTER_S = 2.0
+"""Seconds of work (reading and scoring traces, without a judge) before progress is shown."""
 """Iterations shown in full; longer tables show the first and last rows."""
 
 METRIC_COLUMNS = ("CG", "RG", "DCG", "DRG", "AvgGain", "RAG", "DRAG", "SRE", "SRR")
@@ -163,12 +166,21 @@ def agentic_command(
         from ragmeter.agentic.judge_labeller import JudgeLabeller
 
         labeller = JudgeLabeller(judge_config)
-    progress = make_progress(quiet=labeller is None)  # only a judge makes scoring take a while
+    progress = make_progress()
+    # Shown once the work has taken PROGRESS_AFTER_S (a judge's calls: at once): a small file
+    # prints no progress line, a million results do.
+    started = time.monotonic()
+    after = 0.0 if labeller is not None else PROGRESS_AFTER_S
+    shown: set[str] = set()
+    step = "labelling traces" if labeller is not None else "scoring traces"
 
-    def traced(done: int, total: int) -> None:
-        if done == 0:
-            progress.add("labelling traces", total=total, unit="traces")
-        progress.update("labelling traces", done=done)
+    def show(task: str, done: int, total: int, unit: str) -> None:
+        if task not in shown:
+            if time.monotonic() - started < after:
+                return
+            progress.add(task, total=total, unit=unit)
+            shown.add(task)
+        progress.update(task, done=done)
 
     try:
         result = evaluate_agentic(
@@ -178,7 +190,8 @@ def agentic_command(
             search_tools=search_tool or None,
             details=details,
             labeller=labeller,
-            progress=traced,
+            progress=lambda done, total: show(step, done, total, "traces"),
+            read_progress=lambda done, total: show("reading traces", done >> 20, total >> 20, "MB"),
         )
     finally:
         progress.stop()
