@@ -211,6 +211,17 @@ def test_an_unknown_source_names_the_accepted_ones() -> None:
         read_samples(7)
 
 
+def test_qrels_given_as_the_dataset_point_to_evaluate_trec() -> None:
+    qrels, run = {"q1": {"d1": 1}}, {"q1": {"d1": 1.0}}
+    with pytest.raises(
+        InputError, match=r"got dict \(a \{qid: \{docid: relevance\}\} mapping is qrels: .*evaluate_trec"
+    ):
+        evaluate(qrels, run, metrics=["mrr"])
+    with pytest.raises(InputError, match=r"got dict$"):
+        evaluate({"id": "q1"}, run, metrics=["mrr"])  # a lone sample: no qrels hint
+    assert evaluate_trec(qrels, run, metrics=["mrr"]).aggregate["mrr"] == 1.0
+
+
 def test_compressed_dataset_and_outputs_files(tmp_path: Path) -> None:
     import bz2
     import gzip

@@ -42,9 +42,16 @@ def load_samples(
     records the mapping.
     """
     if isinstance(dataset, Mapping):
+        judgments = bool(dataset) and all(isinstance(v, Mapping) for v in dataset.values())
+        hint = (
+            " (a {qid: {docid: relevance}} mapping is qrels: score a run with "
+            "ragmeter.evaluate_trec(qrels, run))"
+            if judgments
+            else ""
+        )
         raise InputError(
             "not a shape of dataset that ragmeter reads: give a file or folder, a list of samples, "
-            f"a DataFrame or a dataset object, got {type(dataset).__name__}",
+            f"a DataFrame or a dataset object, got {type(dataset).__name__}{hint}",
             where="dataset",
         )
     samples, provenance = read_samples(dataset, columns=columns, split=split)
