@@ -453,3 +453,45 @@ def test_the_series_table_is_the_reference_kernel_value_for_value(
     for k, series in enumerate(table):
         expected = iteration_series(sizes[k], new[k], good_threshold=threshold)
         assert json.dumps(series) == json.dumps(expected)
+
+
+def _one_trace(results: list[dict[str, Any]], **fields: Any) -> dict[str, Any]:
+    return {"trace_id": "t", "turns": [{"iterations": [{"searches": [{"results": results}]}]}], **fields}
+
+
+def test_a_one_letter_title_is_a_word_of_the_content_key(tmp_path: Path) -> None:
+    """Title "X" + a five-word snippet: six words, so two URLs with that text are one content cluster."""
+    text = {"title": "X", "snippet": "internationalization considerations matter greatly everywhere"}
+    path = _write(
+        tmp_path / "t.jsonl",
+        [_one_trace([{"url": "https://a.org/1", **text}, {"url": "https://b.org/2", **text}])],
+    )
+    fast = evaluate_agentic(path)
+    assert _json(fast) == _json(evaluate_agentic(path, engine="reference"))
+    assert fast.traces[0].duplicates_by_key["content"] == 1
+
+
+def test_known_good_results_are_keyed_by_the_run_policy(tmp_path: Path) -> None:
+    """A trace with good results is scored by the reference inside the fast path, with the run's URL keys."""
+    policy = DedupPolicy(tracking_names=frozenset({"src"}))
+    record = _one_trace(
+        [{"url": "https://a.org/x", "gain": 3}], good_results=[{"url": "https://a.org/x?src=1"}]
+    )
+    path = _write(tmp_path / "t.jsonl", [record])
+    fast = evaluate_agentic(path, policy=policy)
+    assert _json(fast) == _json(evaluate_agentic(path, policy=policy, engine="reference"))
+    assert fast.traces[0].iterations_for_all_good == 1  # ?src=1 is tracking under this policy
+
+
+def test_the_fast_path_takes_native_files_named_as_native(tmp_path: Path) -> None:
+    path = _write(tmp_path / "t.jsonl", [_one_trace([{"url": "https://a.org/x"}])])
+    assert columnar_applies(path, "native") and columnar_applies(path, "auto")
+    assert not columnar_applies(path, "otel")
+
+
+def test_traces_given_in_python_are_counted_and_named_by_index() -> None:
+    good = _one_trace([{"url": "https://a.org/x", "gain": 1}])
+    result = evaluate_agentic([good, {**good, "trace_id": "u"}])
+    assert result.provenance["traces"] == {"path": None, "format": "native", "n_traces": 2}
+    with pytest.raises(InputError, match=r"^traces\[1\]: "):
+        evaluate_agentic([good, {"trace_id": "u", "turns": "no"}])

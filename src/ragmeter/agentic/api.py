@@ -12,7 +12,7 @@ from typing import Any, Literal
 from ragmeter import __version__
 from ragmeter.agentic.aggregate import aggregate_scores
 from ragmeter.agentic.clusters import cluster_trace
-from ragmeter.agentic.columnar import columnar_applies
+from ragmeter.agentic.columnar import columnar_applies, evaluate_columnar
 from ragmeter.agentic.gains import GainLabeller, LabellerMemo, resolve_gains
 from ragmeter.agentic.labels import Label, label_from_record, load_labels
 from ragmeter.agentic.load import iter_traces
@@ -186,8 +186,6 @@ def evaluate_agentic(
         and isinstance(traces, (str, Path))
         and columnar_applies(Path(traces), trace_format)
     ):
-        from ragmeter.agentic.columnar import evaluate_columnar
-
         labels_by_trace, labels_source = _labels(labels, keys)
         run = evaluate_columnar(
             Path(traces),

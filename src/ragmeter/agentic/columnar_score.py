@@ -106,8 +106,9 @@ def fast_scores(
         counts = {"trace": scored_per_trace[t], "none": n_unscored}
         order = ("none", "trace") if first_unscored_list[t] else ("trace", "none")
         sources = {k: counts[k] for k in order if counts[k]}
-        out[t] = _score(cols, t, series, (value, why), kinds_list[t], unscored, n_unscored, sources)
-        out[t].copies_with_other_gain = copies_other[t]
+        out[t] = _score(
+            cols, t, series, (value, why), kinds_list[t], unscored, n_unscored, sources, copies_other[t]
+        )
     return out
 
 
@@ -237,6 +238,7 @@ def _score(
     unscored: list[UnscoredResult],
     n_unscored: int,
     sources: dict[str, int],
+    copies_with_other_gain: int,
 ) -> TraceScore:
     return TraceScore.model_construct(
         trace_id=cols.trace_ids[t],
@@ -253,7 +255,7 @@ def _score(
         n_unscored=n_unscored,
         unscored=unscored,
         gain_sources=sources,
-        copies_with_other_gain=0,
+        copies_with_other_gain=copies_with_other_gain,
         unmatched_labels=0,
         dropped_iterations=cols.dropped_iterations[t],
         earlier_turns=cols.earlier_turns[t],

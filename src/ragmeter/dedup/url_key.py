@@ -220,16 +220,19 @@ def url_key(
     >>> url_key(" https://a.org/\\ud800 ")  # a lone surrogate (no UTF-8 form): the text is the key
     'https://a.org/\\ud800'
     """
+    return _key(url, lambda query: _normalise_query(query, tracking_names, tracking_prefixes))
+
+
+def _key(url: str, query_key: Callable[[str], str]) -> str | None:
+    """:func:`url_key`, with ``query_key`` giving the normalised form of a query string."""
     text = url.strip()
     if not text:
         return None
     try:
         simple = _SIMPLE_WEB_URL.fullmatch(text)
         if simple is not None:
-            return _simple_key(
-                simple, lambda query: _normalise_query(query, tracking_names, tracking_prefixes)
-            )
-        return _general_key(text, tracking_names, tracking_prefixes)
+            return _simple_key(simple, query_key)
+        return _general_key(text, query_key)
     except ValueError:  # urlsplit refuses it ("Invalid IPv6 URL"), or it has no UTF-8 form (UnicodeError)
         return text  # still a result, deduplicated by the text as written
 
@@ -256,11 +259,11 @@ def _simple_key(match: re.Match[str], query_key: Callable[[str], str]) -> str:
     return key
 
 
-def _general_key(text: str, names: Collection[str], prefixes: tuple[str, ...]) -> str:
+def _general_key(text: str, query_key: Callable[[str], str]) -> str:
     parts = _split(text)
     scheme = parts.scheme.lower()
     path = _normalise_path(parts.path) if parts.path else "/"
-    query = _normalise_query(parts.query, names, prefixes) if parts.query else ""
+    query = query_key(parts.query) if parts.query else ""
     fragment = parts.fragment if parts.fragment.startswith("!") else ""
     tail = path + ("?" + query if query else "") + ("#" + fragment if fragment else "")
     if parts.netloc or not scheme:
@@ -294,14 +297,6 @@ def url_keys(
             key = queries[query] = _normalise_query(query, tracking_names, tracking_prefixes)
         return key
 
-    simple = _SIMPLE_WEB_URL.fullmatch
     for i, url in enumerate(urls):
-        if url is None:
-            continue
-        match = simple(url.strip())
-        try:
-            urls[i] = _simple_key(match, query_key) if match is not None else None
-        except ValueError:  # no UTF-8 form: url_key keeps the text
-            match = None
-        if match is None:
-            urls[i] = url_key(url, tracking_names=tracking_names, tracking_prefixes=tracking_prefixes)
+        if url is not None:
+            urls[i] = _key(url, query_key)
