@@ -33,11 +33,16 @@ LabelsLike = str | Path | Sequence[Mapping[str, Any]] | None
 
 
 def _load(
-    traces: TracesLike, trace_format: str, search_tools: Sequence[str] | None
+    traces: TracesLike,
+    trace_format: str,
+    search_tools: Sequence[str] | None,
+    read_progress: Callable[[int, int], None] | None = None,
 ) -> tuple[Iterator[LoadedTrace], dict[str, Any]]:
     if isinstance(traces, (str, Path)):
         path = Path(traces)
-        stream, fmt = iter_traces(path, trace_format=trace_format, search_tools=search_tools)
+        stream, fmt = iter_traces(
+            path, trace_format=trace_format, search_tools=search_tools, read_progress=read_progress
+        )
         return stream, {"path": str(path), "sha256": file_sha256(path), "format": fmt}
     items = []
     for index, item in enumerate(traces):
@@ -109,11 +114,12 @@ def _reference(
     good_threshold: float,
     details: bool,
     progress: Callable[[int, int], None] | None,
+    read_progress: Callable[[int, int], None] | None,
 ) -> tuple[
     list[PreparedTrace], list[TraceScore], dict[str, Any], dict[str, list[Label]], dict[str, Any] | None, int
 ]:
     """The record-at-a-time path: load → validate → prepare → dedup → gains → score, trace by trace."""
-    loaded, trace_source = _load(traces, trace_format, search_tools)
+    loaded, trace_source = _load(traces, trace_format, search_tools, read_progress)
     labels_by_trace, labels_source = _labels(labels, keys)
 
     prepared = [
@@ -162,7 +168,8 @@ def evaluate_agentic(
     ``labeller`` labels the unique results that still lack a gain, once per (task, cluster).
     ``details`` adds the dedup record of every result to each trace. ``progress(done, total)``
     is called as traces are scored (with a labeller, each may wait on the judge);
-    ``read_progress(bytes read, file size)`` as the fast path reads its file. ``engine="auto"`` reads a
+    ``read_progress(bytes read, file size)`` as a trace file is read (native JSON Lines are also
+    validated as they are read). ``engine="auto"`` reads a
     native JSON Lines file on the columnar fast path (:mod:`ragmeter.agentic.columnar`) when no
     labeller and no ``details`` are asked for; ``"reference"`` always takes the record-at-a-time
     path. Both give the same result.
@@ -209,6 +216,7 @@ def evaluate_agentic(
             good_threshold,
             details,
             progress,
+            read_progress,
         )
 
     provenance = {

@@ -15,10 +15,11 @@ trace exports (:mod:`ragmeter.agentic.importers`) build theirs the same way.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any, Literal
 
+from ragmeter.agentic import columnar_read
 from ragmeter.agentic.importers import SearchToolMatcher, import_records
 from ragmeter.agentic.validate import LoadedTrace, unique_ids, validate_trace
 from ragmeter.errors import InputError
@@ -30,21 +31,56 @@ TraceFormat = Literal["native", "otel", "openai-agents", "langsmith"]
 TRACE_FORMATS: tuple[str, ...] = ("auto", "native", "otel", "openai-agents", "langsmith")
 """The values of ``--format``: ``auto`` detects the format from the first record."""
 
+ReadProgress = Callable[[int, int], None]
+"""``progress(bytes read, file size)``: told every
+:data:`~ragmeter.agentic.columnar_read.READ_PROGRESS_BYTES` (8 MiB, as the fast path) and at the end."""
 
-def read_records(path: Path) -> list[Record]:
+
+class _Reading:
+    """Tells a :data:`ReadProgress` of the bytes read so far, every ``READ_PROGRESS_BYTES``."""
+
+    def __init__(self, path: Path, progress: ReadProgress | None) -> None:
+        self.progress = progress
+        self.size = path.stat().st_size if progress is not None else 0
+        self.done = 0
+        self.every = columnar_read.READ_PROGRESS_BYTES
+        self.report_at = self.every
+
+    def add(self, n: int) -> None:
+        """``n`` more bytes were read."""
+        self.done += n
+        if self.progress is not None and self.done >= self.report_at:
+            self.progress(min(self.done, self.size), self.size)
+            self.report_at = self.done + self.every
+
+    def end(self) -> None:
+        """The whole file was read."""
+        if self.progress is not None:
+            self.progress(self.size, self.size)
+
+
+def read_records(path: Path, progress: ReadProgress | None = None) -> list[Record]:
     """Read JSON Lines, or one JSON document (a list gives one record per item).
 
     Blank lines are skipped; each record is labelled ``file:line`` (``file:[i]`` for
-    the items of a JSON list). Lines end at ``\\n`` only.
+    the items of a JSON list). Lines end at ``\\n`` only. ``progress`` hears of JSON Lines as
+    they are parsed (counting characters as bytes) and of the end of the file.
     """
     text = read_text(path)
     lines = list(json_lines(text))
+    reading = _Reading(path, progress)
     if not _is_json(lines[0][1]):
         whole = loads_json(text, source=str(path))
+        reading.end()
         if isinstance(whole, list):
             return [Record(item, f"{path}:[{i}]") for i, item in enumerate(whole)]
         return [Record(whole, str(path))]
-    return [Record(loads_json(line, source=str(path), line=n), f"{path}:{n}") for n, line in lines]
+    records = []
+    for n, line in lines:
+        records.append(Record(loads_json(line, source=str(path), line=n), f"{path}:{n}"))
+        reading.add(len(line) + 1)
+    reading.end()
+    return records
 
 
 def _is_json(line: str) -> bool:
@@ -90,16 +126,27 @@ def load_native(records: Sequence[Record]) -> list[LoadedTrace]:
     return [LoadedTrace(validate_trace(r.value, where=r.where), r.where) for r in records]
 
 
-def _lines(path: Path) -> Iterator[tuple[int, str]]:
-    """Non-blank lines of a UTF-8 file with their numbers, read as a stream (lines end at ``\\n`` only)."""
+def _lines(path: Path, progress: ReadProgress | None = None) -> Iterator[tuple[int, str]]:
+    """Non-blank lines of a UTF-8 file with their numbers, read as a stream (lines end at ``\\n`` only).
+
+    ``progress`` hears of the bytes read (of a compressed file: once, at the end).
+    """
     try:
+        reading = _Reading(path, progress)
         if compression_of(path) is not None:
             yield from _decoded(path, read_bytes(path).split(b"\n"))
-            return
-        with path.open("rb") as handle:
-            yield from _decoded(path, handle)
+        else:
+            with path.open("rb") as handle:
+                yield from _decoded(path, _counted(handle, reading))
+        reading.end()
     except OSError as exc:
         raise InputError(f"cannot read file ({exc.strerror})", where=str(path)) from None
+
+
+def _counted(raw: Iterable[bytes], reading: _Reading) -> Iterator[bytes]:
+    for data in raw:
+        reading.add(len(data))
+        yield data
 
 
 def decode_line(path: Path, lineno: int, data: bytes) -> str:
@@ -120,8 +167,8 @@ def native_trace(path: Path, lineno: int, line: str) -> LoadedTrace:
     return LoadedTrace(validate_trace(loads_json(line, source=str(path), line=lineno), where=where), where)
 
 
-def _native_stream(path: Path) -> Iterator[LoadedTrace]:
-    for lineno, line in _lines(path):
+def _native_stream(path: Path, progress: ReadProgress | None = None) -> Iterator[LoadedTrace]:
+    for lineno, line in _lines(path, progress):
         yield native_trace(path, lineno, line)
 
 
@@ -145,12 +192,18 @@ def iter_traces(
     *,
     trace_format: str = "auto",
     search_tools: Sequence[str] | None = None,
+    read_progress: ReadProgress | None = None,
 ) -> tuple[Iterator[LoadedTrace], TraceFormat]:
-    """Like :func:`load_traces`, but native JSON Lines are validated lazily, one line at a time."""
+    """Like :func:`load_traces`, but native JSON Lines are validated lazily, one line at a time.
+
+    ``read_progress(bytes read, file size)`` hears of the reading as it goes (:data:`ReadProgress`).
+    """
     if trace_format not in TRACE_FORMATS:
         raise InputError(f"unknown trace format {trace_format!r}; expected one of {', '.join(TRACE_FORMATS)}")
     first = first_record(path)
-    records = read_records(path) if first is None or trace_format not in ("auto", "native") else None
+    records = (
+        read_records(path, read_progress) if first is None or trace_format not in ("auto", "native") else None
+    )
     if trace_format == "auto":
         probe = first if first is not None else (records[0] if records else None)
         if probe is None:
@@ -162,10 +215,14 @@ def iter_traces(
     else:
         fmt = trace_format  # type: ignore[assignment]
     if fmt == "native":
-        stream = _native_stream(path) if first is not None else iter(load_native(records or []))
+        stream = (
+            _native_stream(path, read_progress) if first is not None else iter(load_native(records or []))
+        )
         return unique_ids(stream), fmt
     traces = import_records(
-        records if records is not None else read_records(path), fmt, SearchToolMatcher(search_tools)
+        records if records is not None else read_records(path, read_progress),
+        fmt,
+        SearchToolMatcher(search_tools),
     )
     if not traces:
         raise InputError(f"no agent traces found in this {fmt} export", where=str(path))

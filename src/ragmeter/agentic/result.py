@@ -37,6 +37,14 @@ class AgenticResult(BaseModel):
         data["averages_by_iteration"] = data["aggregate"]["averages_by_iteration"]
         return data
 
-    def write(self, path: str | Path) -> Path:
-        """Write the JSON to ``path`` (a file, atomically, secrets redacted); returns it."""
-        return write_text_atomic(path, json.dumps(self.to_json_dict(), indent=2) + "\n")
+    def to_json_text(self) -> str:
+        """The JSON text that :meth:`write` writes (without its final line end)."""
+        return json.dumps(self.to_json_dict(), indent=2)
+
+    def write(self, path: str | Path, text: str | None = None) -> Path:
+        """Write the JSON to ``path`` (a file, atomically, secrets redacted); returns it.
+
+        ``text``: :meth:`to_json_text`, when the caller has it already (a million results take
+        seconds to encode).
+        """
+        return write_text_atomic(path, (self.to_json_text() if text is None else text) + "\n")

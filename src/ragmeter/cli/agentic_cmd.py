@@ -6,7 +6,6 @@
 
 from __future__ import annotations
 
-import json
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
@@ -167,8 +166,8 @@ def agentic_command(
 
         labeller = JudgeLabeller(judge_config)
     progress = make_progress()
-    # Shown once the work has taken PROGRESS_AFTER_S (a judge's calls: at once): a small file
-    # prints no progress line, a million results do.
+    # Shown once the work has taken PROGRESS_AFTER_S (a judge's calls: at once, but not the
+    # reading before them): a small file prints no progress line, a million results do.
     started = time.monotonic()
     after = 0.0 if labeller is not None else PROGRESS_AFTER_S
     shown: set[str] = set()
@@ -176,7 +175,7 @@ def agentic_command(
 
     def show(task: str, done: int, total: int, unit: str) -> None:
         if task not in shown:
-            if time.monotonic() - started < after:
+            if time.monotonic() - started < (after if task == step else PROGRESS_AFTER_S):
                 return
             progress.add(task, total=total, unit=unit)
             shown.add(task)
@@ -201,10 +200,11 @@ def agentic_command(
             f"relevance judge: {usage.get('calls', 0)} call(s), {usage.get('cache_hits', 0)} cache hit(s)",
             highlight=False,
         )
+    text = result.to_json_text() if as_json else None  # encoded once, for both
     if out is not None:
-        result.write(out)
+        result.write(out, text)
     if as_json:
-        typer.echo(json.dumps(result.to_json_dict(), indent=2))
+        typer.echo(text)
     else:
         print_agentic(result, Console(), Console(stderr=True))
         if out is not None:
