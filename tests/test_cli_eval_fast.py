@@ -1,6 +1,6 @@
-"""The quick ``eval --qrels --run --json`` answers every command line as the full command does.
+"""The quick ``eval --qrels --run [--json]`` answers every command line as the full command does.
 
-Same exit code, same stdout (the JSON, times aside) and same stderr, for good runs, bad options and
+Same exit code, same stdout (the JSON, times aside, or the table) and same stderr, for good runs, bad options and
 every input the strict TREC readers refuse; what the quick path does not read goes to the full command.
 """
 
@@ -93,6 +93,8 @@ CASES = [
     [*Q, *R, "--json", "-V"],
     [*Q, *R, "--json", "--version"],
 ]
+CASES += [[a for a in case if a != "--json"] for case in CASES if case.count("--json") == 1]
+"""Each command line again without ``--json``: the table (to stdout) and the warnings (to stderr)."""
 STDIN = FILES["r"]
 """What ``-`` reads (the run; the qrels read it too in the cases that name it)."""
 

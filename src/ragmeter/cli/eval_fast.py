@@ -1,11 +1,12 @@
-"""``ragmeter eval --qrels Q --run R ... --json`` without building the command line app.
+"""``ragmeter eval --qrels Q --run R ...`` without building the command line app.
 
-typer checks every option of a command with pydantic, and the full ``eval`` command imports rich
-and the dataset evaluation too: for a small TREC run that start-up costs more than the
-evaluation itself. When every argument is one a plain TREC evaluation with ``--json`` takes,
-written plainly (``--qrels``, ``--run``, ``-m``/``--metric``, ``-k``, ``-l``/``--relevance-level``,
-``-c``/``--complete``, ``--trec-compat``), both inputs are plain TREC files on disk and no config
-file is in play, this module reads them itself and prints the same JSON. Anything else — help,
+typer checks every option of a command with pydantic, and the full ``eval`` command imports the
+dataset evaluation too: for a small TREC run that start-up costs more than the evaluation itself.
+When every argument is one a plain TREC evaluation takes, written plainly (``--qrels``, ``--run``,
+``-m``/``--metric``, ``-k``, ``-l``/``--relevance-level``, ``-c``/``--complete``,
+``--trec-compat``, ``--json``), both inputs are plain TREC files on disk and no config file is in
+play, this module reads them itself and prints the same JSON (with ``--json``, without the result
+model) or the same table (the same renderer). Anything else — help,
 another option (``--format``, ``-o``, ``--columns``, ``--split``, ``--limit``...), a value typer
 would refuse, a repeated option, standard input (``-``), a compressed file, a JSON, CSV or parquet
 file, a folder, ``irds:``, a ``ragmeter.yaml`` — goes to the full command, with its own messages.
@@ -65,9 +66,7 @@ def parse_eval_args(args: list[str]) -> dict[str, Any] | None:
             found["metric"].append(value)
         else:
             found[key] = value
-    if not (
-        found.get("json") and _plain_trec_file(found.get("qrels")) and _plain_trec_file(found.get("run"))
-    ):
+    if not (_plain_trec_file(found.get("qrels")) and _plain_trec_file(found.get("run"))):
         return None
     if Path(CONFIG_FILENAME).is_file():
         return None
@@ -95,7 +94,7 @@ def _plain_trec_file(value: str | None) -> bool:
 
 
 def fast_eval(args: list[str]) -> bool:
-    """Run a plain TREC evaluation and print its JSON; ``False`` (nothing done) when it is not one."""
+    """Run a plain TREC evaluation and print its JSON or table; ``False`` (nothing done) when it is not one."""
     found = parse_eval_args(args)
     if found is None:
         return False
@@ -115,6 +114,15 @@ def fast_eval(args: list[str]) -> bool:
         complete=found.get("complete", False),
         trec_compat=found.get("trec_compat", False),
     )
+    if not found.get("json"):
+        from rich.console import Console
+
+        from ragmeter.cli.render import print_result
+        from ragmeter.results import EvalResult
+
+        print_result(EvalResult(**fields), Console(), Console(stderr=True))
+        sys.stdout.flush()
+        return True
     data = eval_json_dict(fields)
     if data is None:  # a value only pydantic converts: the model's own JSON
         from ragmeter.results import EvalResult
