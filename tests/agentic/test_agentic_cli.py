@@ -7,6 +7,8 @@ from typing import Any
 
 import pytest
 
+from ragmeter.io import text_files
+
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "agentic"
 TRACES = str(EXAMPLES / "traces.jsonl")
 LABELS = str(EXAMPLES / "labels.jsonl")
@@ -143,6 +145,7 @@ def test_the_reference_path_reports_the_bytes_it_read(
     from ragmeter.agentic import evaluate_agentic
 
     monkeypatch.setattr(reader, "READ_PROGRESS_BYTES", 100)
+    monkeypatch.setattr(text_files, "READ_PROGRESS_BYTES", 100)
     path = tmp_path / "t.jsonl"
     path.write_bytes(Path(TRACES).read_bytes())
     size = path.stat().st_size
@@ -155,10 +158,9 @@ def test_the_reference_path_reports_the_bytes_it_read(
 
 def test_trace_exports_report_their_reading(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """JSON Lines records (an OTLP or LangSmith export) as they are parsed; one JSON document at its end."""
-    import ragmeter.agentic.columnar_read as reader
     from ragmeter.agentic.load import iter_traces, read_records
 
-    monkeypatch.setattr(reader, "READ_PROGRESS_BYTES", 100)
+    monkeypatch.setattr(text_files, "READ_PROGRESS_BYTES", 100)
     lines = Path(TRACES).read_text(encoding="utf-8").splitlines()
     records = tmp_path / "records.jsonl"
     records.write_text("\n".join(lines) + "\n", encoding="utf-8")
@@ -166,18 +168,17 @@ def test_trace_exports_report_their_reading(tmp_path: Path, monkeypatch: pytest.
     _reports_every(heard, records.stat().st_size, 100)
     whole = tmp_path / "whole.json"
     whole.write_text("[\n" + ",\n".join(lines) + "\n]\n", encoding="utf-8")  # one document: no line alone
-    heard.clear()
+    heard = []
     stream, _ = iter_traces(whole, read_progress=lambda d, t: heard.append((d, t)))
     assert len(list(stream)) == 3
     assert heard == [(whole.stat().st_size,) * 2]
 
 
 def test_details_show_reading_progress_in_a_ci_log(cli: Any, monkeypatch: pytest.MonkeyPatch) -> None:
-    import ragmeter.agentic.columnar_read as reader
     import ragmeter.cli.agentic_cmd as command
 
     monkeypatch.setattr(command, "PROGRESS_AFTER_S", 0.0)
-    monkeypatch.setattr(reader, "READ_PROGRESS_BYTES", 1)
+    monkeypatch.setattr(text_files, "READ_PROGRESS_BYTES", 1)
     code, _, err = cli(["agentic", "--traces", TRACES, "--labels", LABELS, "--details", "--json"])
     assert code == 0
     assert "reading traces: 0/0 MB" in err and "scoring traces: 3/3 traces (100%)" in err

@@ -42,6 +42,7 @@ import numpy as np
 import numpy.typing as npt
 
 from ragmeter.errors import InputError
+from ragmeter.io.text_files import READ_PROGRESS_BYTES
 
 _Id = str | int
 _Gain = Annotated[float, msgspec.Meta(ge=0, le=4)]
@@ -157,7 +158,7 @@ _RESULT_FIELDS = frozenset(SearchResultS.__struct_fields__)
 
 def _misspelt_result_field(value: dict[str, Any]) -> bool:
     """Whether a result of any turn has an unknown field that looks like a misspelt known one."""
-    from ragmeter.schema.rag import near_miss_key
+    from ragmeter.near_miss import near_miss_key
 
     for turn in value["turns"]:
         for iteration in turn.get("iterations") or ():
@@ -328,10 +329,6 @@ def _lines(path: Path, digest: Any) -> Iterator[tuple[int, int, bytes]]:
                 offset += len(raw)
     except OSError as exc:
         raise InputError(f"cannot read file ({exc.strerror})", where=str(path)) from None
-
-
-READ_PROGRESS_BYTES = 1 << 23
-"""``read_columns`` tells its ``progress`` each time this many more bytes (8 MiB) are read."""
 
 
 def read_columns(path: Path, progress: Callable[[int, int], None] | None = None) -> NativeColumns:

@@ -19,10 +19,10 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any, Literal
 
-from ragmeter.agentic import columnar_read
 from ragmeter.agentic.importers import SearchToolMatcher, import_records
 from ragmeter.agentic.validate import LoadedTrace, unique_ids, validate_trace
 from ragmeter.errors import InputError
+from ragmeter.io import text_files
 from ragmeter.io.jsonyaml import json_lines, loads_json
 from ragmeter.io.records import Record
 from ragmeter.io.text_files import compression_of, decode_text, read_bytes, read_text
@@ -33,7 +33,7 @@ TRACE_FORMATS: tuple[str, ...] = ("auto", "native", "otel", "openai-agents", "la
 
 ReadProgress = Callable[[int, int], None]
 """``progress(bytes read, file size)``: told every
-:data:`~ragmeter.agentic.columnar_read.READ_PROGRESS_BYTES` (8 MiB, as the fast path) and at the end."""
+:data:`~ragmeter.io.text_files.READ_PROGRESS_BYTES` (8 MiB) and at the end."""
 
 
 class _Reading:
@@ -43,7 +43,7 @@ class _Reading:
         self.progress = progress
         self.size = path.stat().st_size if progress is not None else 0
         self.done = 0
-        self.every = columnar_read.READ_PROGRESS_BYTES
+        self.every = text_files.READ_PROGRESS_BYTES
         self.report_at = self.every
 
     def add(self, n: int) -> None:

@@ -31,7 +31,7 @@ from pydantic import (
 )
 
 from ragmeter.dedup.domain_id import normalise_domain_id
-from ragmeter.schema.rag import near_miss_key
+from ragmeter.near_miss import near_miss_key
 
 SCHEMA_PATH = Path(__file__).with_name("trace.schema.json")
 """Where the JSON Schema of :class:`Trace` is shipped inside the package."""

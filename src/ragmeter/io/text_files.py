@@ -41,6 +41,10 @@ _BOMS = (
 )
 
 
+READ_PROGRESS_BYTES = 1 << 23
+"""Readers of large files tell their ``progress`` each time this many more bytes (8 MiB) are read."""
+
+
 def compression_of(path: Path) -> str | None:
     """The compression a file's suffix names (``"gzip"`` for ``run.gz``), or None.
 

@@ -21,7 +21,8 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from ragmeter.io.jsonyaml import JsonError, parse_json
-from ragmeter.schema.rag import FolderMode, Reference, TokenCounts, check_seconds, near_miss_key
+from ragmeter.near_miss import near_miss_key
+from ragmeter.schema.rag import FolderMode, Reference, TokenCounts, check_seconds
 
 
 class RetrievedItem(BaseModel):

@@ -24,7 +24,8 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from ragmeter.metrics.names import MAX_K
-from ragmeter.schema.rag import Anchor, RecencyRule, near_miss_key
+from ragmeter.near_miss import near_miss_key
+from ragmeter.schema.rag import Anchor, RecencyRule
 from ragmeter.schema.strict_numbers import NumbersModel
 
 
