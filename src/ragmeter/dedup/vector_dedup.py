@@ -25,6 +25,7 @@ veto fired and the outcome is the reference's. The traces where one does are ret
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -60,7 +61,7 @@ class CodedKeys:
     content: Ints
     candidate: Bools
     prefix: Ints
-    snippets: list[str]
+    snippets: Sequence[str]
     snippet: Ints
     content_boilerplate: Bools
     prefix_boilerplate: Bools
