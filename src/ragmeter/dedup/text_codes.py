@@ -39,6 +39,9 @@ Ints = npt.NDArray[np.int64]
 
 _ENCODING = ("utf-8", "surrogatepass")
 
+BINARY_LIMIT = 1 << 31
+"""Buffers this long or longer need arrow's ``large_binary`` (64-bit offsets)."""
+
 
 class TextTable(Sequence[str]):
     """Texts held as one UTF-8 buffer in which each text is followed by a NUL; each is decoded when read.
@@ -99,7 +102,7 @@ def _binary(data: bytes | bytearray | memoryview, offsets: Ints, *, large: bool 
     32-bit offsets unless ``large`` (or they do not fit): arrow hashes ``binary`` several times
     faster than ``large_binary``.
     """
-    if large or offsets[-1] >= 1 << 31:
+    if large or offsets[-1] >= BINARY_LIMIT:
         kind, bounds = pa.large_binary(), offsets.astype(np.int64)
     else:
         kind, bounds = pa.binary(), offsets.astype(np.int32)
@@ -142,7 +145,7 @@ def normalised_codes(texts: list[str], *, chunk_chars: int = CHUNK_CHARS) -> Nor
     for start, stop in chunk_bounds(texts, chunk_chars):
         chunks.append(_chunk(texts[start:stop]))
         texts[start:stop] = itertools.repeat("", stop - start)
-    large = any(chunk.offsets[-1] >= 1 << 31 for chunk in chunks)
+    large = any(chunk.offsets[-1] >= BINARY_LIMIT for chunk in chunks)
     every = pa.chunked_array([_binary(c.data, c.offsets, large=large) for c in chunks], _KINDS[large])
     encoded = pc.dictionary_encode(every)
     codes = np.concatenate([np.zeros(0, np.int64), *(c.indices.to_numpy() for c in encoded.chunks)])
