@@ -2,9 +2,9 @@
 
 URL keys are computed once per distinct URL (:func:`~ragmeter.dedup.url_key.url_keys`, the
 reference ``url_key`` with each distinct query normalised once), and normalised texts
-once per distinct title or snippet by its batch form, which codes equal ones alike
-(:func:`~ragmeter.dedup.text_codes.normalised_codes`, equal to the reference ``normalise_text``
-text by text); a result's keys are then codes of those (equal codes = equal keys), so two
+once per distinct title or snippet by its batch form, which also codes them and gives their
+lengths and spaces (:func:`~ragmeter.dedup.text_codes.normalised_codes`, equal to the reference
+``normalise_text`` text by text); a result's keys are then codes of those (equal codes = equal keys), so two
 results share a content key exactly when their normalised titles and snippets are equal, as
 their reference digests are. Digests are computed only where a key is shown or handed to the
 reference: cluster names and boilerplate keys.
@@ -23,7 +23,7 @@ from ragmeter.agentic.columnar_read import NativeColumns
 from ragmeter.dedup.domain_id import normalise_domain_id
 from ragmeter.dedup.keys import content_digest, prefix_digest
 from ragmeter.dedup.policy import DedupPolicy
-from ragmeter.dedup.text_codes import NormalisedCodes, normalised_codes, prefix_codes
+from ragmeter.dedup.text_codes import normalised_codes
 from ragmeter.dedup.url_key import url_keys
 from ragmeter.dedup.vector_dedup import CodedKeys, Ints, dense_codes, first_positions
 
@@ -63,7 +63,7 @@ class RunKeys:
     generic_ids: list[str]
     raw_generic: Ints
     url_keys: list[str]
-    norm_texts: Sequence[str]
+    norm_texts: list[str]
     title: Ints
     boilerplate: frozenset[bytes]
 
@@ -94,7 +94,7 @@ def run_keys(cols: NativeColumns, policy: DedupPolicy) -> RunKeys:
     keys_of_urls, url_values = _canonical(urls)
     texts = cols.texts.take()
     texts[0] = ""
-    normalised = normalised_codes(texts)  # texts emptied a chunk at a time too
+    normalised = normalised_codes(texts)  # in place too, a chunk at a time
     norm_of_text, norm_values = normalised.codes, normalised.distinct
     del urls, texts
     lengths, spaces = normalised.lengths, normalised.spaces
@@ -108,7 +108,7 @@ def run_keys(cols: NativeColumns, policy: DedupPolicy) -> RunKeys:
     url = keys_of_urls[np.frombuffer(cols.url, np.int32)]
     title = norm_of_text[np.frombuffer(cols.title, np.int32)]
     snippet = norm_of_text[np.frombuffer(cols.snippet, np.int32)]
-    prefix_of_norm = _prefixes(normalised, snippet, policy.prefix_chars)
+    prefix_of_norm = _prefixes(norm_values, snippet, lengths, policy.prefix_chars)
     width = len(norm_values) + 1
     content = dense_codes(title * width + snippet)
     t_len, s_len = lengths[title], lengths[snippet]
@@ -154,13 +154,13 @@ def run_keys(cols: NativeColumns, policy: DedupPolicy) -> RunKeys:
     )
 
 
-def _prefixes(normalised: NormalisedCodes, snippet: Ints, prefix_chars: int) -> Ints:
+def _prefixes(norm_values: list[str], snippet: Ints, lengths: Ints, prefix_chars: int) -> Ints:
     """Per normalised text: a code of its first ``prefix_chars`` characters, for snippets that long (else -1)."""
-    used = np.zeros(len(normalised.distinct), bool)
+    used = np.zeros(len(norm_values), bool)
     used[snippet[snippet >= 0]] = True
-    need = np.flatnonzero(used & (normalised.lengths >= prefix_chars))
-    out = np.full(len(normalised.distinct), -1, np.int64)
-    out[need] = prefix_codes(normalised, need, prefix_chars)
+    need = np.flatnonzero(used & (lengths >= prefix_chars))
+    out = np.full(len(norm_values), -1, np.int64)
+    out[need], _ = _canonical([norm_values[i][:prefix_chars] for i in need.tolist()])
     return out
 
 

@@ -25,7 +25,6 @@ veto fired and the outcome is the reference's. The traces where one does are ret
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -61,7 +60,7 @@ class CodedKeys:
     content: Ints
     candidate: Bools
     prefix: Ints
-    snippets: Sequence[str]
+    snippets: list[str]
     snippet: Ints
     content_boilerplate: Bools
     prefix_boilerplate: Bools
