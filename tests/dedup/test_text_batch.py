@@ -7,64 +7,11 @@ from collections.abc import Callable
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+from tests.dedup.conftest import any_texts, chunk_sizes, plain_texts
 
 from ragmeter.dedup import text_batch
-from ragmeter.dedup.content_key import EDGE_PUNCTUATION, normalise_text
+from ragmeter.dedup.content_key import normalise_text
 from ragmeter.dedup.text_batch import normalise_texts
-
-ASCII_WHITESPACE = [chr(b) for b in range(128) if chr(b).isspace()]
-ASCII_PUNCTUATION = [ch for ch in EDGE_PUNCTUATION if ch.isascii()]
-
-PLAIN_PIECES = [
-    *ASCII_WHITESPACE,
-    *ASCII_PUNCTUATION,
-    *"aZq09#%@$+=^|~`>\x01\x08\x0e\x1b\x7f",
-    "word",
-    "C++",
-    "3.11",
-    "e.g.",
-    "...",
-    "(see)",
-    "  ",
-]
-"""Pieces of plain text (ASCII, no ``<``, ``&`` or NUL): every ASCII whitespace (``\\x1c-\\x1f`` too),
-every edge punctuation, kept punctuation, symbols and control characters that are neither."""
-
-OTHER_PIECES = [
-    "\x00",
-    "<",
-    "&",
-    "<b>",
-    "</i>",
-    "<!-- c -->",
-    "&amp;",
-    "&nbsp;",
-    "&#39;",
-    "é",
-    "É",
-    "…",
-    "—",
-    "“",
-    "’",
-    "ﬁ",
-    "ß",
-    "\u3000",
-    "\u00a0",
-    "。",
-    "¡",
-    "日本",
-    "\U0001f600",
-]
-"""Pieces that make a text go the reference way: NUL, tags, entities, non-ASCII (its whitespace too)."""
-
-
-def _texts(pieces: list[str], max_pieces: int) -> st.SearchStrategy[str]:
-    return st.lists(st.sampled_from(pieces), max_size=max_pieces).map("".join)
-
-
-plain_texts = _texts(PLAIN_PIECES, 30)
-any_texts = st.one_of(plain_texts, _texts(PLAIN_PIECES + OTHER_PIECES, 30))
-chunk_sizes = st.one_of(st.integers(1, 64), st.just(1 << 20))
 
 
 def _batch(texts: list[str], chunk_chars: int = 1 << 20) -> list[str]:

@@ -2,9 +2,9 @@
 
 URL keys are computed once per distinct URL (:func:`~ragmeter.dedup.url_key.url_keys`, the
 reference ``url_key`` with each distinct query normalised once), and normalised texts
-once per distinct title or snippet by its batch form
-(:func:`~ragmeter.dedup.text_batch.normalise_texts`, equal to the reference ``normalise_text``
-text by text); a result's keys are then codes of those (equal codes = equal keys), so two
+once per distinct title or snippet by its batch form, which also codes them and gives their
+lengths and spaces (:func:`~ragmeter.dedup.text_codes.normalised_codes`, equal to the reference
+``normalise_text`` text by text); a result's keys are then codes of those (equal codes = equal keys), so two
 results share a content key exactly when their normalised titles and snippets are equal, as
 their reference digests are. Digests are computed only where a key is shown or handed to the
 reference: cluster names and boilerplate keys.
@@ -23,7 +23,7 @@ from ragmeter.agentic.columnar_read import NativeColumns
 from ragmeter.dedup.domain_id import normalise_domain_id
 from ragmeter.dedup.keys import content_digest, prefix_digest
 from ragmeter.dedup.policy import DedupPolicy
-from ragmeter.dedup.text_batch import normalise_texts
+from ragmeter.dedup.text_codes import normalised_codes
 from ragmeter.dedup.url_key import url_keys
 from ragmeter.dedup.vector_dedup import CodedKeys, Ints, dense_codes, first_positions
 
@@ -94,12 +94,10 @@ def run_keys(cols: NativeColumns, policy: DedupPolicy) -> RunKeys:
     keys_of_urls, url_values = _canonical(urls)
     texts = cols.texts.take()
     texts[0] = ""
-    normalise_texts(texts)  # in place too, a chunk at a time
-    norm_of_text, norm_values = _canonical(texts)
+    normalised = normalised_codes(texts)  # in place too, a chunk at a time
+    norm_of_text, norm_values = normalised.codes, normalised.distinct
     del urls, texts
-    n_norm = len(norm_values)
-    lengths = np.fromiter(map(len, norm_values), np.int64, n_norm)
-    spaces = np.fromiter(map(str.count, norm_values, itertools.repeat(" ")), np.int64, n_norm)
+    lengths, spaces = normalised.lengths, normalised.spaces
 
     starts = np.frombuffer(cols.trace_starts, dtype=np.int64)
     sizes: Ints = np.diff(starts).astype(np.int64)

@@ -439,34 +439,38 @@ def _has_a_field(r: Any) -> bool:
     return _present(r.url) or any(_present(v) for v in (r.domain_id, r.id, r.title, r.snippet))
 
 
-def _present_texts(table: StringTable) -> npt.NDArray[np.bool_]:
-    """Per code of a table of strings (code 0 is ``None``): whether the value is not blank.
+def _present_texts(table: StringTable, codes: npt.NDArray[np.int32]) -> npt.NDArray[np.bool_]:
+    """Per code in ``codes`` (code 0 is ``None``): whether its value is not blank (empty or white space).
 
-    One C-level pass (each string is far from the last in memory): blank is white space only,
-    or the empty string, found by its code.
+    Each distinct value among ``codes`` is looked at once, and no other.
     """
-    texts = table.values
-    present = ~np.fromiter(map(str.isspace, itertools.islice(texts, 1, None)), bool, len(texts) - 1)
-    present = np.concatenate(([False], present))
+    values = table.values
+    wanted = np.zeros(len(values), bool)
+    wanted[codes] = True
+    wanted[0] = False
+    rows = np.flatnonzero(wanted)
+    present = np.zeros(len(values), bool)
+    present[rows] = ~np.fromiter(map(str.isspace, map(values.__getitem__, rows.tolist())), bool, len(rows))
     empty = table.index.get("")  # not index[""]: that would add it
     if empty is not None:
         present[empty] = False
-    return present
+    return present[codes]
 
 
 def _refuse_results_without_fields(cols: NativeColumns) -> None:
-    """Raise the reference's error for the first trace read with a result that has no field at all."""
+    """Raise the reference's error for the first trace read with a result that has no field at all.
+
+    A result's fields are looked at in turn, each only for the results with none of the ones
+    before: ids, title (most results have one, and titles repeat), URL, snippet.
+    """
     ids = np.array([_present(v) for v in cols.ids.values], bool)
-    urls = _present_texts(cols.urls)
-    texts = _present_texts(cols.texts)
-    present = [
-        ids[np.frombuffer(cols.domain_id, np.int32)],
-        ids[np.frombuffer(cols.generic_id, np.int32)],
-        urls[np.frombuffer(cols.url, np.int32)],
-        texts[np.frombuffer(cols.title, np.int32)],
-        texts[np.frombuffer(cols.snippet, np.int32)],
-    ]
-    bad = np.flatnonzero(~np.logical_or.reduce(present)) if cols.n_results else np.zeros(0, np.int64)
+    missing = ~(ids[np.frombuffer(cols.domain_id, np.int32)] | ids[np.frombuffer(cols.generic_id, np.int32)])
+    for table, column in ((cols.texts, cols.title), (cols.urls, cols.url), (cols.texts, cols.snippet)):
+        where = np.flatnonzero(missing)
+        if not len(where):
+            break
+        missing[where] = ~_present_texts(table, np.frombuffer(column, np.int32)[where])
+    bad = np.flatnonzero(missing)
     if not len(bad):
         return
     trace = int(np.searchsorted(np.frombuffer(cols.trace_starts, np.int64), bad[0], side="right")) - 1

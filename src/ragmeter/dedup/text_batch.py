@@ -10,8 +10,8 @@ whatever the number of words:
 - a run of edge punctuation is kept only when a non-punctuation byte of the same word touches it
   on both sides (it lies inside the word); any other run is at an edge of its word (or is the
   whole word) and becomes whitespace;
-- of each whitespace run only the last byte is kept, as a space, when a word follows it; the one
-  such space that can open a text (a run after the text's NUL) is cut off afterwards;
+- of each whitespace run only the last byte is kept, as a space, when a word follows it and the
+  run does not open its text (start right after the text's NUL);
 - one ``bytes.translate`` lowers the case, turns whitespace into spaces and deletes what goes.
 
 Any other text (non-ASCII, tags, entities, NUL) goes through ``normalise_text`` itself. The
@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import bisect
 import itertools
+from collections.abc import Iterator
 
 import numpy as np
 import numpy.typing as npt
@@ -56,45 +57,74 @@ def _tables() -> tuple[bytes, bytes]:
 
 _CLASSES, _WRITTEN = _tables()
 _CHUNK_TEXTS = 2048
-_CHUNK_CHARS = 1 << 20
+CHUNK_CHARS = 1 << 20
 
 
-def normalise_texts(texts: list[str], *, chunk_chars: int = _CHUNK_CHARS) -> None:
+def chunk_bounds(texts: list[str], chunk_chars: int = CHUNK_CHARS) -> Iterator[tuple[int, int]]:
+    """The ``(start, stop)`` of each chunk of ``texts``, to bound the memory of the numpy passes.
+
+    A chunk holds up to 2,048 texts of at most ``chunk_chars`` characters together, or one longer text.
+
+    >>> list(chunk_bounds(["ab", "cd", "efgh", "i"], chunk_chars=4))
+    [(0, 2), (2, 3), (3, 4)]
+    """
+    start = 0
+    while start < len(texts):
+        stop = min(start + _CHUNK_TEXTS, len(texts))
+        sizes = list(itertools.accumulate(map(len, texts[start:stop])))
+        if sizes[-1] > chunk_chars:
+            stop = start + max(1, bisect.bisect_right(sizes, chunk_chars))
+        yield start, stop
+        start = stop
+
+
+def normalise_texts(texts: list[str], *, chunk_chars: int = CHUNK_CHARS) -> None:
     """Replace each text of ``texts`` by its :func:`normalise_text`, in place, a chunk at a time.
 
-    In place, so the originals are freed as their normalised forms arrive. A chunk holds up to
-    2,048 texts of at most ``chunk_chars`` characters together (or one longer text): it bounds
-    the memory of the numpy passes.
+    In place, so the originals are freed as their normalised forms arrive. Chunks
+    (:func:`chunk_bounds`) bound the memory of the numpy passes.
 
     >>> texts = ["Hello, World!", "  a -- b  ", ""]
     >>> normalise_texts(texts, chunk_chars=4)
     >>> texts
     ['hello world', 'a b', '']
     """
-    start = 0
-    while start < len(texts):
-        chunk = texts[start : start + _CHUNK_TEXTS]
-        if sum(map(len, chunk)) > chunk_chars:
-            sizes = list(itertools.accumulate(map(len, chunk)))
-            del chunk[max(1, bisect.bisect_right(sizes, chunk_chars)) :]
-        texts[start : start + len(chunk)] = _normalise_chunk(chunk)
-        start += len(chunk)
+    for start, stop in chunk_bounds(texts, chunk_chars):
+        texts[start:stop] = normalise_chunk(texts[start:stop])
 
 
-def _normalise_chunk(texts: list[str]) -> list[str]:
-    """``normalise_text`` of each text: plain ones together, the others one by one."""
+def normalise_chunk(texts: list[str]) -> list[str]:
+    """``normalise_text`` of each text: plain ones together, the others one by one.
+
+    >>> normalise_chunk(["A, b.", "Café!"])
+    ['a b', 'café']
+    """
     joined = "\x00".join(["", *texts, ""])
-    if joined.isascii() and "<" not in joined and "&" not in joined:
-        out = _normalise_joined(joined)
+    if is_plain(joined):
+        out = normalised_plain(joined).decode("ascii").split("\x00")[1:-1]
         if len(out) == len(texts):  # else a text holds a NUL
             return out
-    plain = [t.isascii() and "<" not in t and "&" not in t and "\x00" not in t for t in texts]
-    done = iter(_normalise_joined("\x00".join(["", *itertools.compress(texts, plain), ""])))
+    plain = [is_plain(t) and "\x00" not in t for t in texts]
+    joined = "\x00".join(["", *itertools.compress(texts, plain), ""])
+    done = iter(normalised_plain(joined).decode("ascii").split("\x00")[1:-1])
     return [next(done) if p else normalise_text(t) for t, p in zip(texts, plain, strict=True)]
 
 
-def _normalise_joined(joined: str) -> list[str]:
-    """The normalised texts of ``joined``: plain texts, each after a NUL, and a NUL at the end."""
+def is_plain(text: str) -> bool:
+    """Whether ``text`` is ASCII without ``<`` or ``&`` (a NUL in it is the caller's to check).
+
+    >>> is_plain("C++ & C"), is_plain("café"), is_plain("a.b")
+    (False, False, True)
+    """
+    return text.isascii() and "<" not in text and "&" not in text
+
+
+def normalised_plain(joined: str) -> bytearray:
+    """The normalised texts of ``joined`` (plain texts, each after a NUL, and a NUL at the end), alike.
+
+    >>> normalised_plain("\\x00 A, b. \\x00...\\x00Hi!\\x00")
+    bytearray(b'\\x00a b\\x00\\x00hi\\x00')
+    """
     raw = bytearray(joined.encode("ascii"))
     data: npt.NDArray[np.uint8] = np.frombuffer(raw, np.uint8)
     cls: npt.NDArray[np.uint8] = np.frombuffer(bytearray(raw.translate(_CLASSES)), np.uint8)
@@ -109,10 +139,9 @@ def _normalise_joined(joined: str) -> list[str]:
     data[where] = ord(" ")
     here, after = cls[:-1], cls[1:]
     data[:-1][(here == _SPACE) & (after < _PUNCT)] = _DROP
-    out = raw.translate(_WRITTEN, bytes([_DROP])).decode("ascii").split("\x00")
-    opening = np.flatnonzero((here == _SEP) & (after == _SPACE))
-    if len(opening):
-        texts_after = np.searchsorted(np.flatnonzero(cls == _SEP), opening, side="right")
-        for k in texts_after.tolist():
-            out[k] = out[k][1:]
-    return out[1:-1]
+    opening = np.flatnonzero((here == _SEP) & (after == _SPACE)) + 1
+    if len(opening):  # the byte that ends each opening run goes too
+        not_space = np.flatnonzero(cls != _SPACE)
+        ends = not_space[np.searchsorted(not_space, opening)]
+        data[ends - 1] = _DROP
+    return raw.translate(_WRITTEN, bytes([_DROP]))

@@ -1,0 +1,88 @@
+"""Many titles and snippets normalised and coded at once: equal normalised texts get equal codes.
+
+:func:`normalised_codes` is :func:`~ragmeter.dedup.content_key.normalise_text` over a list, done
+in place by the batch normalisation of :mod:`~ragmeter.dedup.text_batch`, which also gives the
+code of each text (codes numbered in order of first appearance) and, per distinct normalised
+text, its length in characters and its count of spaces (one space between words: the word count
+less one). For a chunk of plain texts the lengths and spaces come from the chunk's normalised
+bytes with numpy (a plain text is ASCII: one byte, one character); a chunk with any other text
+counts text by text.
+
+>>> texts = ["The END.", "the end", "", "Café  au lait"]
+>>> coded = normalised_codes(texts)
+>>> texts, coded.codes.tolist(), coded.distinct
+(['the end', 'the end', '', 'café au lait'], [0, 0, 1, 2], ['the end', '', 'café au lait'])
+>>> coded.lengths.tolist(), coded.spaces.tolist()
+([7, 0, 12], [1, 0, 2])
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections import defaultdict
+from dataclasses import dataclass
+
+import numpy as np
+import numpy.typing as npt
+
+from ragmeter.dedup.text_batch import CHUNK_CHARS, chunk_bounds, is_plain, normalise_chunk, normalised_plain
+
+Ints = npt.NDArray[np.int64]
+
+
+@dataclass(frozen=True)
+class NormalisedCodes:
+    """Per text, the code of its normalised text; per code, that text, its length and its spaces."""
+
+    codes: Ints
+    distinct: list[str]
+    lengths: Ints
+    spaces: Ints
+
+
+def normalised_codes(texts: list[str], *, chunk_chars: int = CHUNK_CHARS) -> NormalisedCodes:
+    """Replace each text by its :func:`~ragmeter.dedup.content_key.normalise_text`, and code them.
+
+    In place, a chunk at a time (:func:`~ragmeter.dedup.text_batch.chunk_bounds`), so the
+    originals are freed as their normalised forms arrive.
+
+    >>> texts = ["A b", "a, B!", "...", "b a"]
+    >>> coded = normalised_codes(texts, chunk_chars=2)
+    >>> texts, coded.codes.tolist(), coded.distinct, coded.spaces.tolist()
+    (['a b', 'a b', '', 'b a'], [0, 0, 1, 2], ['a b', '', 'b a'], [1, 0, 1])
+    """
+    lengths, spaces = [np.zeros(0, np.int64)], [np.zeros(0, np.int64)]
+    for start, stop in chunk_bounds(texts, chunk_chars):
+        texts[start:stop], chunk_lengths, chunk_spaces = _chunk(texts[start:stop])
+        lengths.append(chunk_lengths)
+        spaces.append(chunk_spaces)
+    index: defaultdict[str, int] = defaultdict(itertools.count().__next__)
+    codes = np.fromiter(map(index.__getitem__, texts), np.int64, len(texts))
+    firsts = _firsts(codes)
+    return NormalisedCodes(
+        codes, list(index), np.concatenate(lengths)[firsts], np.concatenate(spaces)[firsts]
+    )
+
+
+def _firsts(codes: Ints) -> Ints:
+    """Where each code first occurs (codes numbered in order of first appearance)."""
+    new = np.empty(len(codes), bool)
+    new[:1] = True
+    new[1:] = codes[1:] > np.maximum.accumulate(codes[:-1])
+    return np.flatnonzero(new)
+
+
+def _chunk(texts: list[str]) -> tuple[list[str], Ints, Ints]:
+    """One chunk's normalised texts, and per text its length and spaces: a plain chunk from its bytes."""
+    joined = "\x00".join(["", *texts, ""])
+    if is_plain(joined):
+        normalised = normalised_plain(joined)  # a NUL, then each text and a NUL
+        buffer = np.frombuffer(normalised, np.uint8)
+        ends = np.flatnonzero(buffer == 0)
+        if len(ends) == len(texts) + 1:  # else a text holds a NUL
+            spaces = np.add.reduceat(buffer == ord(" "), ends[:-1], dtype=np.int64)
+            return normalised.decode("ascii").split("\x00")[1:-1], np.diff(ends) - 1, spaces
+    out = normalise_chunk(texts)
+    n = len(out)
+    lengths = np.fromiter(map(len, out), np.int64, n)
+    return out, lengths, np.fromiter(map(str.count, out, itertools.repeat(" ")), np.int64, n)
