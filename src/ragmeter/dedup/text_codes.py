@@ -26,6 +26,7 @@ import numpy as np
 import numpy.typing as npt
 
 from ragmeter.dedup.text_batch import CHUNK_CHARS, chunk_bounds, is_plain, normalise_chunk, normalised_plain
+from ragmeter.dedup.vector_dedup import code_firsts
 
 Ints = npt.NDArray[np.int64]
 
@@ -58,18 +59,10 @@ def normalised_codes(texts: list[str], *, chunk_chars: int = CHUNK_CHARS) -> Nor
         spaces.append(chunk_spaces)
     index: defaultdict[str, int] = defaultdict(itertools.count().__next__)
     codes = np.fromiter(map(index.__getitem__, texts), np.int64, len(texts))
-    firsts = _firsts(codes)
+    firsts = code_firsts(codes)
     return NormalisedCodes(
         codes, list(index), np.concatenate(lengths)[firsts], np.concatenate(spaces)[firsts]
     )
-
-
-def _firsts(codes: Ints) -> Ints:
-    """Where each code first occurs (codes numbered in order of first appearance)."""
-    new = np.empty(len(codes), bool)
-    new[:1] = True
-    new[1:] = codes[1:] > np.maximum.accumulate(codes[:-1])
-    return np.flatnonzero(new)
 
 
 def _chunk(texts: list[str]) -> tuple[list[str], Ints, Ints]:

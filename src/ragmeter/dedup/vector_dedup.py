@@ -105,14 +105,18 @@ def first_positions(values: Ints) -> Ints:
     """
     if not len(values):
         return np.zeros(0, np.int64)
-    return _firsts(_encode(values))
+    return code_firsts(_encode(values))
 
 
-def _firsts(entry: Ints) -> Ints:
-    """Where each code of :func:`_encode` first occurs (codes are numbered in order of first appearance)."""
-    new = np.empty(len(entry), bool)
-    new[0] = True
-    new[1:] = entry[1:] > np.maximum.accumulate(entry[:-1])
+def code_firsts(codes: Ints) -> Ints:
+    """Where each code first occurs, for codes numbered in order of first appearance (as :func:`_encode` gives).
+
+    >>> code_firsts(np.array([0, 1, 0, 2, 1])).tolist()
+    [0, 1, 3]
+    """
+    new = np.empty(len(codes), bool)
+    new[:1] = True
+    new[1:] = codes[1:] > np.maximum.accumulate(codes[:-1])
     return np.flatnonzero(new)
 
 
@@ -128,7 +132,7 @@ def first_in_trace(trace: Ints, code: Ints) -> Ints:
         return out
     combined = trace[where].astype(np.int64) * (int(code.max()) + 1) + code[where]
     entry = _encode(combined)
-    out[where] = where[_firsts(entry)][entry]
+    out[where] = where[code_firsts(entry)][entry]
     return out
 
 
