@@ -179,15 +179,12 @@ _SEVEN_BYTES = _number(b"\xff" * 7)
 def _joined(chunk: Sequence[str | None]) -> bytes:
     """The URLs' UTF-8 (lone surrogates passed through), each followed by a NUL, then the padding.
 
-    A ``None`` or a URL with a NUL is written as ``""``: neither is sliceable.
+    A ``None`` is written as ``""`` (not sliceable).
     """
     try:
         joined = "\x00".join(chunk)  # type: ignore[arg-type]
-        whole = joined.count("\x00") == len(chunk) - 1
     except TypeError:  # a None
-        whole = False
-    if not whole:
-        joined = "\x00".join(["" if u is None or "\x00" in u else u for u in chunk])
+        joined = "\x00".join(["" if u is None else u for u in chunk])
     return (joined + "\x00").encode("utf-8", "surrogatepass") + _PADDING
 
 
@@ -208,6 +205,8 @@ def _sliceable(chunk: Sequence[str | None], query_key: Callable[[str], str]) -> 
     special = np.flatnonzero(np.frombuffer(raw.translate(_SPECIAL), bool))
     kinds = buf[special]
     stops = special[kinds == 0]  # the NUL after each URL
+    if len(stops) > len(chunk):  # a URL with a NUL: written as "" (not sliceable)
+        return _sliceable(["" if u is None or "\x00" in u else u for u in chunk], query_key)
     starts = np.concatenate([[0], stops[:-1] + 1])
     head = np.frombuffer(_word(raw, 8, starts).tobytes().lower(), "<u8")  # the scheme in lower case
     secure = head == _HTTPS
