@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Collection, Sequence
+from collections.abc import Callable, Collection, Sequence
 
 import pytest
 from hypothesis import given, settings
@@ -10,7 +10,13 @@ from hypothesis import strategies as st
 from tests.agentic.test_dedup_url_key import ODD_URLS, urls
 
 from ragmeter.dedup.url_batch import _sliceable, url_key_codes
-from ragmeter.dedup.url_key import TRACKING_PARAM_NAMES, TRACKING_PARAM_PREFIXES, _normalise_query, url_key
+from ragmeter.dedup.url_key import (
+    TRACKING_PARAM_NAMES,
+    TRACKING_PARAM_PREFIXES,
+    _key,
+    _normalise_query,
+    url_key,
+)
 
 DENYLISTS: list[tuple[Collection[str], tuple[str, ...]]] = [
     (TRACKING_PARAM_NAMES, TRACKING_PARAM_PREFIXES),
@@ -152,6 +158,22 @@ def test_all_some_and_none_of_a_batch_sliceable() -> None:
     assert keys_of(mixed) == [f"a{i}.org/p/{i}" for i in range(50) for _ in range(2)]
     assert None not in sliced([*fast])
     assert set(sliced([*slow])) == {None}
+
+
+def test_only_the_urls_that_are_not_sliced_go_through_url_key(monkeypatch: pytest.MonkeyPatch) -> None:
+    from ragmeter.dedup import url_batch
+
+    seen: list[str] = []
+
+    def recorded(url: str, query_key: Callable[[str], str]) -> str | None:
+        seen.append(url)
+        return _key(url, query_key)
+
+    monkeypatch.setattr(url_batch, "_key", recorded)
+    slow = ["https://A.org/x", "", "a.org/x?b=1", "https://a.org/x?b=1"]
+    batch = [None, "https://a.org/x", slow[0], "http://www.a.org/x/", slow[1], slow[2], slow[3], None]
+    assert keys_of(batch, chunk=3) == reference(batch)
+    assert seen == slow  # each once, in order
 
 
 def test_equal_keys_share_a_code_across_chunks_and_paths() -> None:

@@ -43,16 +43,12 @@ Bytes = npt.NDArray[np.uint8]
 _CHUNK = 1 << 16
 
 
-def _table(accept: str) -> bytes:
-    """A ``bytes.translate`` table: 1 for each byte not in ``accept``, else 0."""
-    return bytes(0 if chr(b) in accept else 1 for b in range(256))
-
-
-_SPECIAL = _table("abcdefghijklmnopqrstuvwxyz0123456789.-")
-"""Bytes that are not in a sliceable host: the passes look at these bytes only."""
-_NOT_PLAIN = np.frombuffer(_table("".join(c for c in map(chr, range(128)) if _PLAIN_PATH.fullmatch(c))), bool)
+_HOST_BYTES = "abcdefghijklmnopqrstuvwxyz0123456789.-"
+_SPECIAL = bytes(0 if chr(b) in _HOST_BYTES else 1 for b in range(256))
+"""A ``bytes.translate`` table: 1 for each byte not in a sliceable host (the passes look at these only)."""
+_NOT_PLAIN = np.array([_PLAIN_PATH.fullmatch(chr(b)) is None for b in range(256)])
 """Bytes that are not in a plain path (``_PLAIN_PATH``, as ``url_key`` reads it)."""
-_BAD = np.frombuffer(_table("".join(map(chr, range(0x21, 0x7F)))), bool)
+_BAD = np.array([not 0x21 <= b <= 0x7E for b in range(256)])
 """Whitespace, control bytes and non-ASCII: none of them is in a sliceable URL."""
 _PATH_ENDS = np.frombuffer(b"?#\x00", np.uint8)
 _PADDING = b"a" * 8
