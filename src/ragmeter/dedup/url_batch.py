@@ -33,8 +33,8 @@ from ragmeter.dedup.url_key import (
     _PLAIN_PATH,
     TRACKING_PARAM_NAMES,
     TRACKING_PARAM_PREFIXES,
+    _cached_query_key,
     _key,
-    _normalise_query,
 )
 from ragmeter.dedup.vector_dedup import Ints, arrow_ints, numpy_ints
 
@@ -97,14 +97,7 @@ def url_key_codes(
     >>> coded.codes.tolist(), list(coded.keys)
     ([0, 0, 1, -1], ['a.org/', 'mailto:a@b.org'])
     """
-    queries: dict[str, str] = {}
-
-    def query_key(query: str) -> str:
-        key = queries.get(query)
-        if key is None:
-            key = queries[query] = _normalise_query(query, tracking_names, tracking_prefixes)
-        return key
-
+    query_key = _cached_query_key(tracking_names, tracking_prefixes)
     codes = np.full(len(urls), -1, np.int64)
     arrays: list[pa.Array] = []
     places: list[Ints] = []
