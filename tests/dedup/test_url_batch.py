@@ -97,7 +97,20 @@ def plain_urls(draw: st.DrawFn) -> str:
     """URLs of the common shape: most are sliceable."""
     scheme = draw(st.sampled_from(["https://", "http://", "HTTPS://", "hTtP://"]))
     host = draw(
-        st.sampled_from(["a.org", "www.a.org", "a-1.b0.org", "www.a", "www..a", "www.", "A.org", "a"])
+        st.sampled_from(
+            [
+                "a.org",
+                "www.a.org",
+                "a-1.b0.org",
+                "www.a",
+                "www.a.",
+                "www..a",
+                "www.",
+                "WWW.A.ORG.",
+                "A.org",
+                "a",
+            ]
+        )
     )
     segments = draw(st.lists(st.sampled_from(["x", "a.b", "~u", "!$&'()*+,=:@", "X-_", ""]), max_size=4))
     path = draw(st.sampled_from(["/", "/", "/", ""])) + "/".join(segments)
