@@ -1,10 +1,10 @@
 """The dedup keys of the fast path: from the reader's string codes to key codes, once per distinct string.
 
-URL keys are computed once per distinct URL (:func:`~ragmeter.dedup.url_key.url_keys`, the
-reference ``url_key`` with each distinct query normalised once), and normalised texts
-once per distinct title or snippet by its batch form, which also codes them and gives their
-lengths and spaces (:func:`~ragmeter.dedup.text_codes.normalised_codes`, equal to the reference
-``normalise_text`` text by text); a result's keys are then codes of those (equal codes = equal keys), so two
+URL keys are coded once per distinct URL (:func:`~ragmeter.dedup.url_batch.url_key_codes`,
+equal to the reference ``url_key`` URL by URL), and normalised texts once per distinct title or
+snippet by its batch form, which also codes them and gives their lengths and spaces
+(:func:`~ragmeter.dedup.text_codes.normalised_codes`, equal to the reference ``normalise_text``
+text by text); a result's keys are then codes of those (equal codes = equal keys), so two
 results share a content key exactly when their normalised titles and snippets are equal, as
 their reference digests are. Digests are computed only where a key is shown or handed to the
 reference: cluster names and boilerplate keys.
@@ -24,7 +24,7 @@ from ragmeter.dedup.domain_id import normalise_domain_id
 from ragmeter.dedup.keys import content_digest, prefix_digest
 from ragmeter.dedup.policy import DedupPolicy
 from ragmeter.dedup.text_codes import normalised_codes
-from ragmeter.dedup.url_key import url_keys
+from ragmeter.dedup.url_batch import url_key_codes
 from ragmeter.dedup.vector_dedup import CodedKeys, Ints, dense_codes, first_positions
 
 
@@ -62,7 +62,7 @@ class RunKeys:
     domain_ids: list[str]
     generic_ids: list[str]
     raw_generic: Ints
-    url_keys: list[str]
+    url_keys: Sequence[str]
     norm_texts: list[str]
     title: Ints
     boilerplate: frozenset[bytes]
@@ -88,10 +88,13 @@ def run_keys(cols: NativeColumns, policy: DedupPolicy) -> RunKeys:
     id_values = cols.ids.values
     domain_of_id, domain_values = _canonical(_id_texts(id_values, domain=True))
     generic_of_id, generic_values = _canonical(_id_texts(id_values, domain=False))
-    # Each distinct string is replaced by its key as it is done, so the two never all coexist.
+    # The tables are emptied as they are taken; each distinct text is replaced by its normalised
+    # form as it is done, so the two never all coexist.
     urls = cols.urls.take()  # code 0 is None, no other
-    url_keys(urls, tracking_names=policy.tracking_names, tracking_prefixes=policy.tracking_prefixes)
-    keys_of_urls, url_values = _canonical(urls)
+    url_coded = url_key_codes(
+        urls, tracking_names=policy.tracking_names, tracking_prefixes=policy.tracking_prefixes
+    )
+    keys_of_urls, url_values = url_coded.codes, url_coded.keys
     texts = cols.texts.take()
     texts[0] = ""
     normalised = normalised_codes(texts)  # in place too, a chunk at a time

@@ -259,6 +259,19 @@ def _simple_key(match: re.Match[str], query_key: Callable[[str], str]) -> str:
     return key
 
 
+def _cached_query_key(names: Collection[str], prefixes: tuple[str, ...]) -> Callable[[str], str]:
+    """The normalised form of a query string, each distinct one computed once (for a batch of URLs)."""
+    queries: dict[str, str] = {}
+
+    def query_key(query: str) -> str:
+        key = queries.get(query)
+        if key is None:
+            key = queries[query] = _normalise_query(query, names, prefixes)
+        return key
+
+    return query_key
+
+
 def _general_key(text: str, query_key: Callable[[str], str]) -> str:
     parts = _split(text)
     scheme = parts.scheme.lower()
@@ -289,14 +302,7 @@ def url_keys(
     >>> urls
     [None, 'a.org/x?b=1', 'a.org/x?b=1', None]
     """
-    queries: dict[str, str] = {}
-
-    def query_key(query: str) -> str:
-        key = queries.get(query)
-        if key is None:
-            key = queries[query] = _normalise_query(query, tracking_names, tracking_prefixes)
-        return key
-
+    query_key = _cached_query_key(tracking_names, tracking_prefixes)
     for i, url in enumerate(urls):
         if url is not None:
             urls[i] = _key(url, query_key)
