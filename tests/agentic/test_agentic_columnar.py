@@ -17,6 +17,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+import ragmeter.agentic.columnar_read as fast_reader
 from ragmeter.agentic import evaluate_agentic
 from ragmeter.agentic.columnar import columnar_applies, evaluate_columnar
 from ragmeter.agentic.columnar_keys import run_keys
@@ -148,6 +149,7 @@ def test_both_paths_give_identical_results(
     fast = evaluate_agentic(path, labels, policy=policy)
     reference = evaluate_agentic(path, labels, policy=policy, engine="reference")
     assert _json(fast) == _json(reference)
+    assert fast_reader._unbalanced(read_columns(path)) is None  # no file read twice
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
@@ -316,6 +318,39 @@ def test_a_lone_surrogate_is_refused_by_both_paths(tmp_path: Path, bad: str) -> 
     assert ":2: " in message and "half of a UTF-16 surrogate pair" in message
 
 
+@pytest.mark.parametrize(
+    "repeated",
+    [
+        '"url": "https://a.org", "url": "https://b.org"',
+        '"url": "https://a.org", "gain": 1, "gain": 2',
+        '"url": "https://a.org", "id": 7, "id": "x"',
+        '"title": "t", "url": "https://a.org", "title": {"a": "b"}',
+    ],
+)
+def test_a_repeated_result_key_is_named_before_a_later_bad_line(tmp_path: Path, repeated: str) -> None:
+    """A repeated key among the results is found once the file is read, yet named first (its line is)."""
+    line = OK.replace('"url": "https://a.org"', repeated)
+    text = line + "\n" + OK.replace("t1", "t2") + "\n{oops\n"
+    message = _refusal(tmp_path / "t.jsonl", text)
+    assert ":1: " in message and "duplicate key" in message
+
+
+def test_a_line_whose_quotes_do_not_balance_is_read_again_carefully(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Should the count at the end flag a line the reference accepts, the file is read again, each line whole."""
+    path = tmp_path / "t.jsonl"
+    path.write_text(LEAN[0] + "\n" + LEAN[1].replace("t1", "t2") + "\n", encoding="utf-8")
+    expected = read_columns(path)
+    assert list(expected.pending) == [0, 1] and fast_reader._unbalanced(expected) is None
+    flagged = [1]
+    monkeypatch.setattr(fast_reader, "_unbalanced", lambda cols: flagged.pop() if flagged else None)
+    again = read_columns(path)
+    assert not flagged and list(again.pending) == []  # read carefully: nothing left to check
+    assert again.trace_ids == expected.trace_ids and list(again.url) == list(expected.url)
+    assert again.urls.values == expected.urls.values and again.sha256 == expected.sha256
+
+
 def test_the_earlier_of_two_bad_lines_is_named(tmp_path: Path) -> None:
     empty_result = OK.replace('{"url": "https://a.org"}', '{"url": ""}')
     message = _refusal(tmp_path / "t.jsonl", empty_result + "\n" + OK + "\n{oops\n")
@@ -385,6 +420,17 @@ LEAN = [  # no null, no other result field: read by the first try (the lean stru
     '{"trace_id": "t1", "turns": [{"iterations": []}], "good_results": [], "metadata": {"k": [1, {}]}}',
     '{"trace_id": "t1", "turns": [{"iterations": [{"searches": [{"results": []}]}]}]}',
     '{"trace_id": 3, "task": "a: b", "turns": [{"user": "u", "iterations": [{"searches": [{"query": "q:"}]}]}]}',
+    # results whose '"' are counted once the file is read: ids as text and numbers, an earlier
+    # turn with results (counted with the rest of the line), metadata, known good results
+    '{"trace_id": "t1", "task": "t:", "metadata": {"a:b": "c:d", "n": [1, {"e": ":"}]}, "turns": ['
+    '{"user": "u:", "iterations": [{"searches": [{"query": "x:y", "results": [{"url": "https://e.org"}]}]}]}, '
+    '{"iterations": [{"metadata": {"m": ":"}, "searches": [{"query": "q:", "tool": "web:search", '
+    '"span_id": "s:1", "results": [{"domain_id": "doi:10.1/x", "id": 7, "url": "urn:a:b", '
+    '"title": "T: a", "snippet": ":::", "gain": 2.5}, {"id": "i:d", "title": "", "snippet": "é:ü"}, '
+    '{"url": "https://a.org/x:y?z=:", "domain_id": 12}]}, {"results": []}]}, '
+    '{"searches": [{"results": [{"url": "u"}]}]}]}], "good_results": [{"url": "https://a.org/x:y"}]}',
+    '{"trace_id": "t1", "turns": [{"iterations": [{"searches": [{"results": [{"title": "::", "gain": 0}]}]}]}]}',
+    '{"trace_id": "t1", "turns": [{"iterations": [{"searches": [{"results": [{"title": "a\\"b", "url": "u"}]}]}]}]}',
 ]
 
 
@@ -412,7 +458,11 @@ def test_a_well_formed_line_is_read_by_the_fast_reader(
     _refuse_with(monkeypatch, reference, "reference_trace")
     if lean:
         _refuse_with(monkeypatch, fast_reader, "_checked_trace")
-    assert read_columns(path).trace_ids == [str(json.loads(line)["trace_id"])]
+    cols = read_columns(path)
+    assert cols.trace_ids == [str(json.loads(line)["trace_id"])]
+    if lean:  # no line read twice; results without a backslash in their line are counted at the end
+        assert fast_reader._unbalanced(cols) is None
+        assert len(cols.pending) == (cols.n_results > 0 and "\\" not in line)
     if not json.loads(line).get("good_results"):  # those are scored by the reference
         assert _json(evaluate_agentic(path)) == expected
 
@@ -495,3 +545,30 @@ def test_traces_given_in_python_are_counted_and_named_by_index() -> None:
     assert result.provenance["traces"] == {"path": None, "format": "native", "n_traces": 2}
     with pytest.raises(InputError, match=r"^traces\[1\]: "):
         evaluate_agentic([good, {"trace_id": "u", "turns": "no"}])
+
+
+def test_the_collector_is_paused_inside_the_fast_path_only(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import gc
+
+    import ragmeter.agentic.columnar as columnar
+
+    path = _write(tmp_path / "t.jsonl", [json.loads(OK)])
+    seen: list[bool] = []
+    real = columnar.run_keys
+    monkeypatch.setattr(columnar, "run_keys", lambda *a: seen.append(gc.isenabled()) or real(*a))
+    assert gc.isenabled()
+    evaluate_agentic(path)
+    assert seen == [False] and gc.isenabled()
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text(OK + "\n{oops\n", encoding="utf-8")
+    with pytest.raises(InputError):
+        evaluate_agentic(bad)
+    assert gc.isenabled()  # back on after an error too
+    gc.disable()
+    try:
+        evaluate_agentic(path)
+        assert not gc.isenabled()  # left as it was
+    finally:
+        gc.enable()

@@ -18,7 +18,9 @@ compares the two paths on random traces.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+import contextlib
+import gc
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -82,6 +84,38 @@ def evaluate_columnar(
     ``progress(done, total)`` hears of the traces once read (none scored) and once all are scored;
     ``read_progress(bytes read, file size)`` of the reading, every few MB.
     """
+    with collector_paused():
+        return _evaluate_columnar(path, labels, policy, good_threshold, progress, read_progress)
+
+
+@contextlib.contextmanager
+def collector_paused() -> Iterator[None]:
+    """Python's cyclic garbage collector off inside, as it was after.
+
+    The fast path makes millions of objects, none of them in a reference cycle; the collector
+    would walk them again and again for nothing (0.1-0.2 s of a million results).
+
+    >>> with collector_paused():
+    ...     gc.isenabled()
+    False
+    """
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
+
+
+def _evaluate_columnar(
+    path: Path,
+    labels: Mapping[str, Sequence[Label]],
+    policy: DedupPolicy,
+    good_threshold: float,
+    progress: Callable[[int, int], None] | None,
+    read_progress: Callable[[int, int], None] | None,
+) -> ColumnarRun:
     cols = read_columns(path, read_progress)
     if progress is not None:
         progress(0, len(cols.trace_ids))

@@ -123,34 +123,53 @@ class _StrictTraceS(TraceS, forbid_unknown_fields=True, gc=False):
     turns: Annotated[list[_StrictTurnS], msgspec.Meta(min_length=1)]  # type: ignore[assignment]
 
 
-# The structs of the first try at a line: decoded straight from JSON, then re-encoded without the
-# fields left at their defaults, which are all None here (so an explicit [] or {} is kept, and an
-# explicit null is not: see _fast_trace).
-class _LeanResultS(SearchResultS, forbid_unknown_fields=True, omit_defaults=True, gc=False):
-    pass
+# The structs of the first try at a line: decoded straight from JSON, and never null. Every field
+# defaults to None and takes no null (a null is refused and the line looked at again: the
+# reference refuses ``"searches": null`` where these would read it as absent), so a field is None
+# exactly when the line leaves it out. Encoded without the fields left at None (``omit_defaults``),
+# they hold every key and string of the line, except a key given twice (msgspec keeps the last).
+_ABSENT: Any = None
 
 
-class _LeanSearchS(SearchS, forbid_unknown_fields=True, omit_defaults=True, gc=False):
-    results: list[_LeanResultS] | None = None  # type: ignore[assignment]
+class _LeanResultS(msgspec.Struct, forbid_unknown_fields=True, omit_defaults=True, gc=False):
+    domain_id: _Id = _ABSENT
+    id: _Id = _ABSENT
+    url: str = _ABSENT
+    title: str = _ABSENT
+    snippet: str = _ABSENT
+    gain: _Gain = _ABSENT
 
 
-class _LeanIterationS(IterationS, forbid_unknown_fields=True, omit_defaults=True, gc=False):
-    searches: list[_LeanSearchS] | None = None  # type: ignore[assignment]
-    metadata: dict[str, Any] | None = None  # type: ignore[assignment]
+class _LeanSearchS(msgspec.Struct, forbid_unknown_fields=True, omit_defaults=True, gc=False):
+    query: str = _ABSENT
+    tool: str = _ABSENT
+    results: list[_LeanResultS] = _ABSENT
+    results_not_captured: str = _ABSENT
+    span_id: str = _ABSENT
 
 
-class _LeanTurnS(TurnS, forbid_unknown_fields=True, omit_defaults=True, gc=False):
-    iterations: list[_LeanIterationS] | None = None  # type: ignore[assignment]
+class _LeanIterationS(msgspec.Struct, forbid_unknown_fields=True, omit_defaults=True, gc=False):
+    searches: list[_LeanSearchS] = _ABSENT
+    metadata: dict[str, Any] = _ABSENT
 
 
-class _LeanRefS(ResultRefS, forbid_unknown_fields=True, omit_defaults=True, gc=False):
-    pass
+class _LeanTurnS(msgspec.Struct, forbid_unknown_fields=True, omit_defaults=True, gc=False):
+    user: str = _ABSENT
+    iterations: list[_LeanIterationS] = _ABSENT
 
 
-class _LeanTraceS(TraceS, forbid_unknown_fields=True, omit_defaults=True, gc=False):
-    turns: Annotated[list[_LeanTurnS], msgspec.Meta(min_length=1)]  # type: ignore[assignment]
-    good_results: list[_LeanRefS] | None = None  # type: ignore[assignment]
-    metadata: dict[str, Any] | None = None  # type: ignore[assignment]
+class _LeanRefS(msgspec.Struct, forbid_unknown_fields=True, omit_defaults=True, gc=False):
+    domain_id: _Id = _ABSENT
+    id: _Id = _ABSENT
+    url: str = _ABSENT
+
+
+class _LeanTraceS(msgspec.Struct, forbid_unknown_fields=True, omit_defaults=True, gc=False):
+    trace_id: _Id
+    turns: Annotated[list[_LeanTurnS], msgspec.Meta(min_length=1)]
+    task: str = _ABSENT
+    good_results: list[_LeanRefS] = _ABSENT
+    metadata: dict[str, Any] = _ABSENT
 
 
 _RESULT_FIELDS = frozenset(SearchResultS.__struct_fields__)
@@ -206,7 +225,9 @@ class NativeColumns:
     Per result of a scored trace (in trace order, then iteration, search and rank order): codes
     into the string tables, the iteration number and the gain (NaN = none). Per trace: id, place,
     status, the result count per search iteration, and its line's number, byte offset and length
-    (to read it again when the reference must score it).
+    (to read it again when the reference must score it). ``pending``: the traces whose lines are
+    checked for a repeated key once the file is read, and ``balances`` the ``"`` their results
+    must account for (:func:`_results_balance`).
     """
 
     path: Path
@@ -231,6 +252,8 @@ class NativeColumns:
     iteration: array[int] = field(default_factory=_codes)
     gain: array[float] = field(default_factory=lambda: array("d"))
     trace_starts: array[int] = field(default_factory=lambda: array("q", [0]))
+    pending: array[int] = field(default_factory=lambda: array("q"))
+    balances: array[int] = field(default_factory=lambda: array("q"))
 
     @property
     def n_results(self) -> int:
@@ -260,26 +283,63 @@ def _as_text(value: Any) -> Any:
 _decode_lean = msgspec.json.Decoder(_LeanTraceS).decode
 
 
-def _fast_trace(line: bytes) -> TraceS | None:
-    """The validated trace of one line, or ``None`` when the reference reader must look at it.
+def _fast_trace(line: bytes, *, careful: bool = False) -> tuple[TraceS | None, int | None]:
+    """The validated trace of one line (``None`` when the reference reader must look at it), and its balance.
 
-    First try: the line decoded into the lean structs, whose fields all default to None and are
-    left out of their encoding when None. Every ':' of a line is a key's or one inside a string;
-    the lean encoding holds every key and string the line holds, except a key given twice
-    (msgspec keeps the last) or given as null (explicit nulls are also where the lean structs
-    accept what the reference refuses: ``"searches": null``). So equal counts of ':' mean
-    neither happened (with no ``\\u003a`` escape for a ':'); unequal counts, or a line the
-    lean structs refuse, are looked at as before (:func:`_checked_trace`).
+    First try: the line decoded into the lean structs, which hold every key and string of the
+    line except a key given twice (msgspec keeps the last; a null or an unknown field is refused).
+    When the line has no backslash and the results of its last turn all go into the columns,
+    the check for a repeated key waits until the file is read (the balance,
+    :func:`_results_balance`). Else (or ``careful``) the whole line is checked now: every ':' of
+    a line is a key's or one inside a string, so equal counts of ':' in the line and in the lean
+    encoding mean no key was repeated (with no ``\\u003a`` escape for a ':'). A line the lean
+    structs refuse, or unequal counts, are looked at again (:func:`_checked_trace`).
     """
-    if not _escaped_colon(line):
-        try:
-            lean = _decode_lean(line)
-        except (msgspec.MsgspecError, ValueError, TypeError, RecursionError):
-            pass
-        else:
-            if _colons(line) == _colons(_encode(lean)):
-                return _trace_checks(lean)
-    return _checked_trace(line)
+    lean = None if _escaped_colon(line) else _lean_trace(line)
+    if lean is None:
+        return _checked_trace(line), None
+    balance = None if careful else _results_balance(line, lean)
+    if balance is None and _colons(line) != _colons(_encode(lean)):
+        return _checked_trace(line), None
+    trace = _trace_checks(lean)
+    return trace, None if trace is None else balance
+
+
+def _lean_trace(line: bytes) -> Any:
+    """The line decoded into the lean structs, or ``None``."""
+    try:
+        return _decode_lean(line)
+    except (msgspec.MsgspecError, ValueError, TypeError, RecursionError):
+        return None
+
+
+def _quotes(data: bytes) -> int:
+    """How many '"' bytes ``data`` holds."""
+    return int(np.count_nonzero(np.frombuffer(data, np.uint8) == 34))
+
+
+def _results_balance(line: bytes, lean: Any) -> int | None:
+    """How many ``"`` of ``line`` the results of its last turn must hold, when those go into the columns.
+
+    Without a backslash a line's strings hold no ``"``: it has two per key and two per string
+    value. Encoded with the last turn's results emptied, the lean trace has all of them but the
+    results' own, unless a key was given twice; what is left is checked against the results'
+    fields once the file is read (:func:`_unbalanced`). ``None`` when the line has a backslash
+    or the results do not all go into the columns (a search without results, no search, no
+    result): then the whole line is checked at once.
+    """
+    if b"\\" in line:
+        return None
+    searches = [s for it in lean.turns[-1].iterations or () for s in it.searches or ()]
+    if not searches or any(s.results is None for s in searches) or not any(s.results for s in searches):
+        return None
+    found = [s.results for s in searches]
+    for search in searches:
+        search.results = []
+    skeleton = _quotes(_encode(lean))
+    for search, results in zip(searches, found, strict=True):
+        search.results = results
+    return _quotes(line) - skeleton
 
 
 def _checked_trace(line: bytes) -> TraceS | None:
@@ -331,11 +391,15 @@ def _lines(path: Path, digest: Any) -> Iterator[tuple[int, int, bytes]]:
         raise InputError(f"cannot read file ({exc.strerror})", where=str(path)) from None
 
 
-def read_columns(path: Path, progress: Callable[[int, int], None] | None = None) -> NativeColumns:
+def read_columns(
+    path: Path, progress: Callable[[int, int], None] | None = None, *, careful: bool = False
+) -> NativeColumns:
     """Read a native JSON Lines trace file into :class:`NativeColumns` (see the module docstring).
 
     Errors are the reference reader's, for the first bad line. ``progress(bytes read, file
     size)`` hears of the reading every :data:`READ_PROGRESS_BYTES` bytes and at the end.
+    ``careful`` checks each line whole for a repeated key as it is read (the file is read so
+    again should the check once all is read flag a line the reference accepts).
     """
     from ragmeter.agentic.columnar_reference import reference_trace
 
@@ -351,7 +415,8 @@ def read_columns(path: Path, progress: Callable[[int, int], None] | None = None)
                 report_at = offset + READ_PROGRESS_BYTES
             if raw.isspace():  # JSON's white space (the line end included): a blank line
                 continue
-            trace: Any = _fast_trace(raw)
+            trace: Any
+            trace, balance = _fast_trace(raw, careful=careful)
             if trace is None:
                 trace = reference_trace(path, lineno, raw)
                 if trace is None:  # blank once decoded (Unicode white space)
@@ -363,10 +428,15 @@ def read_columns(path: Path, progress: Callable[[int, int], None] | None = None)
             seen[tid] = where
             cols.spans.append((lineno, offset, len(raw)))
             _add_trace(cols, trace, tid, where)
+            if balance is not None:
+                cols.pending.append(len(cols.trace_ids) - 1)
+                cols.balances.append(balance)
     except InputError:
-        _refuse_results_without_fields(cols)  # an earlier line's error comes first
+        if not _check_lines(cols):  # an earlier line's error comes first
+            read_columns(path, careful=True)
         raise
-    _refuse_results_without_fields(cols)
+    if not _check_lines(cols):
+        return read_columns(path, progress, careful=True)
     cols.sha256 = digest.hexdigest()
     if progress is not None:
         progress(size, size)
@@ -457,8 +527,8 @@ def _present_texts(table: StringTable, codes: npt.NDArray[np.int32]) -> npt.NDAr
     return present[codes]
 
 
-def _refuse_results_without_fields(cols: NativeColumns) -> None:
-    """Raise the reference's error for the first trace read with a result that has no field at all.
+def _first_without_fields(cols: NativeColumns) -> int | None:
+    """The first trace read with a result that has no field at all, or ``None``.
 
     A result's fields are looked at in turn, each only for the results with none of the ones
     before: ids, title (most results have one, and titles repeat), URL, snippet.
@@ -472,11 +542,52 @@ def _refuse_results_without_fields(cols: NativeColumns) -> None:
         missing[where] = ~_present_texts(table, np.frombuffer(column, np.int32)[where])
     bad = np.flatnonzero(missing)
     if not len(bad):
-        return
-    trace = int(np.searchsorted(np.frombuffer(cols.trace_starts, np.int64), bad[0], side="right")) - 1
-    from ragmeter.agentic.columnar_reference import refuse_results
+        return None
+    return int(np.searchsorted(np.frombuffer(cols.trace_starts, np.int64), bad[0], side="right")) - 1
+
+
+def _unbalanced(cols: NativeColumns) -> int | None:
+    """The first pending trace whose results do not hold the ``"`` its line left them, or ``None``.
+
+    A result given field by field holds two ``"`` per key and two per string value: ids may be
+    text or numbers, URL, title and snippet are text, the gain a number.
+    """
+    if not len(cols.pending):
+        return None
+    ids = np.array([0] + [4 if type(v) is str else 2 for v in itertools.islice(cols.ids.values, 1, None)])
+    per_result = (
+        ids[np.frombuffer(cols.domain_id, np.int32)]
+        + ids[np.frombuffer(cols.generic_id, np.int32)]
+        + 4 * (np.frombuffer(cols.url, np.int32) != 0)
+        + 4 * (np.frombuffer(cols.title, np.int32) != 0)
+        + 4 * (np.frombuffer(cols.snippet, np.int32) != 0)
+        + 2 * ~np.isnan(np.frombuffer(cols.gain, np.float64))
+    )
+    held = np.concatenate(([0], np.cumsum(per_result)))
+    starts = np.frombuffer(cols.trace_starts, np.int64)
+    pending = np.frombuffer(cols.pending, np.int64)
+    found = held[starts[pending + 1]] - held[starts[pending]]
+    bad = np.flatnonzero(found != np.frombuffer(cols.balances, np.int64))
+    return int(pending[bad[0]]) if len(bad) else None
+
+
+def _check_lines(cols: NativeColumns) -> bool:
+    """Raise the reference's error for the first line read with a result without a field or a repeated key.
+
+    ``False`` when a line's ``"`` do not balance yet the reference accepts it: then the file is to
+    be read again, each line checked whole (``read_columns(careful=True)``).
+    """
+    unbalanced, without = _unbalanced(cols), _first_without_fields(cols)
+    if unbalanced is None and without is None:
+        return True
+    trace = min(t for t in (unbalanced, without) if t is not None)
+    from ragmeter.agentic.columnar_reference import reference_trace, refuse_results
 
     lineno, offset, length = cols.spans[trace]
     with cols.path.open("rb") as handle:
         handle.seek(offset)
-        refuse_results(cols.path, lineno, handle.read(length))
+        raw = handle.read(length)
+    if trace == without:
+        refuse_results(cols.path, lineno, raw)  # raises (a repeated key's error first)
+    reference_trace(cols.path, lineno, raw)  # a repeated key: raises
+    return False
