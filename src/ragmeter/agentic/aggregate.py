@@ -10,11 +10,12 @@ left out — never averaged in as 0.
 from __future__ import annotations
 
 import math
+import operator
 from collections.abc import Sequence
 
 from pydantic import BaseModel, Field
 
-from ragmeter.agentic.metrics import SERIES_NAMES
+from ragmeter.agentic.metrics import SERIES_NAMES, Value
 from ragmeter.agentic.scoring import TraceScore
 from ragmeter.dedup.two_phase import MATCH_KINDS
 
@@ -58,6 +59,7 @@ class Aggregates(BaseModel):
 
 
 def _mean(values: Sequence[float]) -> float | None:
+    """The mean, the sum rounded once (``fsum``: the order of the values does not change it)."""
     return math.fsum(values) / len(values) if values else None
 
 
@@ -76,16 +78,26 @@ def aggregate_scores(scores: Sequence[TraceScore], *, names: Sequence[str] = SER
     depth = max((s.n_iterations for s in scored), default=0)
     by_iteration: dict[str, list[list[float]]] = {name: [[] for _ in range(depth)] for name in names}
     at_n: dict[str, list[float]] = {name: [] for name in [*names, "IterationsForAllGoodResults"]}
+    by_length: dict[int, list[dict[str, list[Value]]]] = {}  # series of one length: zipped into columns
     for s in scored:
-        for name in names:
-            for i, value in enumerate(s.series.get(name, [])):
-                if value is not None:
-                    by_iteration[name][i].append(float(value))
-            final = s.at_n.get(name)
-            if final is not None:
-                at_n[name].append(float(final))
-        if s.iterations_for_all_good is not None:
-            at_n["IterationsForAllGoodResults"].append(float(s.iterations_for_all_good))
+        by_length.setdefault(len(next(iter(s.series.values()), ())), []).append(s.series)
+    finals = [s.at_n for s in scored]
+    for name in names:
+        lists = by_iteration[name]
+        for group in by_length.values():
+            rows = list(map(operator.methodcaller("get", name, ()), group))
+            if len(set(map(len, rows))) == 1:
+                for i, column in enumerate(zip(*rows, strict=True)):
+                    lists[i] += [v for v in column if v is not None]
+            else:  # a series of another length than the first (not made by the scorer)
+                for row in rows:
+                    for i, value in enumerate(row):
+                        if value is not None:
+                            lists[i].append(value)
+        at_n[name] = [v for v in map(operator.methodcaller("get", name), finals) if v is not None]
+    at_n["IterationsForAllGoodResults"] = [
+        s.iterations_for_all_good for s in scored if s.iterations_for_all_good is not None
+    ]
 
     by_key = dict.fromkeys(map(str, MATCH_KINDS), 0)
     results = 0

@@ -1,0 +1,71 @@
+"""The averages over traces against a plain loop, value for value, whatever the series' lengths."""
+
+from __future__ import annotations
+
+import math
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from ragmeter.agentic.aggregate import aggregate_scores
+from ragmeter.agentic.scoring import TraceScore
+
+NAMES = ("CG", "SRR", "R")
+values = st.one_of(st.none(), st.integers(0, 9), st.floats(0, 4, allow_nan=False), st.just(0.1))
+
+
+@st.composite
+def scores(draw: st.DrawFn) -> list[TraceScore]:
+    out = []
+    for k in range(draw(st.integers(0, 8))):
+        n = draw(st.integers(1, 4))
+        series = {}
+        for name in NAMES:
+            if draw(st.integers(0, 5)):  # sometimes a name is missing, or of another length
+                series[name] = draw(st.lists(values, min_size=n, max_size=n if draw(st.booleans()) else 5))
+        out.append(
+            TraceScore(
+                trace_id=f"t{k}",
+                where="-",
+                status=draw(st.sampled_from(["scored", "scored", "no_search"])),
+                n_iterations=n,
+                series=series,
+                at_n={name: draw(values) for name in NAMES},
+                iterations_for_all_good=draw(st.one_of(st.none(), st.integers(1, 4))),
+            )
+        )
+    return out
+
+
+def _plain(
+    scores: list[TraceScore],
+) -> tuple[dict[str, list[float | None]], dict[str, list[int]], dict[str, float | None]]:
+    scored = [s for s in scores if s.status == "scored"]
+    depth = max((s.n_iterations for s in scored), default=0)
+    cells: dict[str, list[list[float]]] = {n: [[] for _ in range(max(depth, 5))] for n in NAMES}
+    for s in scored:
+        for name in NAMES:
+            for i, v in enumerate(s.series.get(name, [])):
+                if v is not None:
+                    cells[name][i].append(float(v))
+    means = {n: [math.fsum(c) / len(c) if c else None for c in cs[:depth]] for n, cs in cells.items()}
+    counts = {n: [len(c) for c in cs[:depth]] for n, cs in cells.items()}
+    finals = {}
+    for name in NAMES:
+        got = [float(s.at_n[name]) for s in scored if s.at_n.get(name) is not None]
+        finals[name] = math.fsum(got) / len(got) if got else None
+    return means, counts, finals
+
+
+@settings(max_examples=200, deadline=None)
+@given(scores())
+def test_the_averages_are_a_plain_loop_value_for_value(traces: list[TraceScore]) -> None:
+    if any(len(v) > s.n_iterations for s in traces for v in s.series.values()):
+        traces = [s for s in traces if all(len(v) <= s.n_iterations for v in s.series.values())]
+    result = aggregate_scores(traces, names=NAMES)
+    means, counts, finals = _plain(traces)
+    assert result.averages_by_iteration == means
+    assert result.n_by_iteration == counts
+    assert {n: result.averages_at_n[n] for n in NAMES} == finals
+    good = [s.iterations_for_all_good for s in traces if s.status == "scored" and s.iterations_for_all_good]
+    assert result.averages_at_n["IterationsForAllGoodResults"] == (sum(good) / len(good) if good else None)
