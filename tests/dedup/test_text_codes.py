@@ -29,46 +29,20 @@ def _reference(texts: list[str]) -> tuple[list[int], list[str]]:
     return [distinct.index(n) for n in normalised], distinct
 
 
-def _coded(texts: list[str], chunk_chars: int = 1 << 20, prefix_chars: int = 50) -> NormalisedCodes:
+def _coded(texts: list[str], chunk_chars: int = 1 << 20) -> NormalisedCodes:
     given_texts = list(texts)
-    coded = normalised_codes(given_texts, chunk_chars=chunk_chars, prefix_chars=prefix_chars)
+    coded = normalised_codes(given_texts, chunk_chars=chunk_chars)
     assert given_texts == [normalise_text(t) for t in texts]  # in place
     return coded
 
 
-def _check(texts: list[str], coded: NormalisedCodes, prefix_chars: int = 50) -> None:
+def _check(texts: list[str], coded: NormalisedCodes) -> None:
     codes, distinct = _reference(texts)
     assert coded.codes.tolist() == codes
     assert coded.distinct == distinct
     assert coded.lengths.tolist() == [len(t) for t in distinct]
     assert coded.spaces.tolist() == [t.count(" ") for t in distinct]
-    assert coded.codes.dtype == coded.lengths.dtype == coded.spaces.dtype == coded.prefixes.dtype == np.int64
-    _check_prefixes(distinct, coded.prefixes.tolist(), prefix_chars)
-
-
-def _check_prefixes(distinct: list[str], prefixes: list[int], width: int) -> None:
-    """-1 for a text shorter than ``width``; else equal codes exactly for equal first ``width`` characters."""
-    assert [p == -1 for p in prefixes] == [len(t) < width for t in distinct]
-    heads = {}
-    for text, code in zip(distinct, prefixes, strict=True):
-        if code >= 0:
-            assert heads.setdefault(code, text[:width]) == text[:width]
-    assert len(set(heads.values())) == len(heads)  # one code per prefix
-
-
-@given(batches(), chunk_sizes, st.integers(1, 12))
-def test_prefixes_are_coded_as_the_reference(texts: list[str], chunk_chars: int, width: int) -> None:
-    """Short widths, so that many texts are long enough: ASCII prefixes as bytes, others apart, never equal."""
-    extra = [t + "é" * 3 for t in texts[:3]] + [t + "x" * width for t in texts[:3]]
-    texts = texts + extra
-    _check(texts, _coded(texts, chunk_chars, prefix_chars=width), prefix_chars=width)
-
-
-def test_prefixes_by_hand() -> None:
-    texts = ["Abc def", "abc xyz", "ab", "Ab&amp;c", "abé d", "abé e", "<b>abc</b> z"]
-    coded = _coded(texts, prefix_chars=3)
-    assert coded.distinct == ["abc def", "abc xyz", "ab", "ab&c", "abé d", "abé e", "abc z"]
-    assert coded.prefixes.tolist() == [0, 0, -1, 1, 2, 2, 0]
+    assert coded.codes.dtype == coded.lengths.dtype == coded.spaces.dtype == np.int64
 
 
 @given(batches(plain_texts), chunk_sizes)

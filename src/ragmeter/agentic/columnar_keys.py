@@ -97,7 +97,7 @@ def run_keys(cols: NativeColumns, policy: DedupPolicy) -> RunKeys:
     keys_of_urls, url_values = url_coded.codes, url_coded.keys
     texts = cols.texts.take()
     texts[0] = ""
-    normalised = normalised_codes(texts, prefix_chars=policy.prefix_chars)  # in place, a chunk at a time
+    normalised = normalised_codes(texts)  # in place too, a chunk at a time
     norm_of_text, norm_values = normalised.codes, normalised.distinct
     del urls, texts
     lengths, spaces = normalised.lengths, normalised.spaces
@@ -111,7 +111,7 @@ def run_keys(cols: NativeColumns, policy: DedupPolicy) -> RunKeys:
     url = keys_of_urls[np.frombuffer(cols.url, np.int32)]
     title = norm_of_text[np.frombuffer(cols.title, np.int32)]
     snippet = norm_of_text[np.frombuffer(cols.snippet, np.int32)]
-    prefix_of_norm = normalised.prefixes
+    prefix_of_norm = _prefixes(norm_values, snippet, lengths, policy.prefix_chars)
     width = len(norm_values) + 1
     content = dense_codes(title * width + snippet)
     t_len, s_len = lengths[title], lengths[snippet]
@@ -155,6 +155,16 @@ def run_keys(cols: NativeColumns, policy: DedupPolicy) -> RunKeys:
         title,
         frozenset(boilerplate),
     )
+
+
+def _prefixes(norm_values: list[str], snippet: Ints, lengths: Ints, prefix_chars: int) -> Ints:
+    """Per normalised text: a code of its first ``prefix_chars`` characters, for snippets that long (else -1)."""
+    used = np.zeros(len(norm_values), bool)
+    used[snippet[snippet >= 0]] = True
+    need = np.flatnonzero(used & (lengths >= prefix_chars))
+    out = np.full(len(norm_values), -1, np.int64)
+    out[need], _ = _canonical([norm_values[i][:prefix_chars] for i in need.tolist()])
+    return out
 
 
 def _boilerplate(code: Ints, url: Ints, eligible: np.ndarray, min_urls: int) -> np.ndarray:
