@@ -232,6 +232,8 @@ BAD_LINES = [
     OK.replace('"url": "https://a.org"', '"url": "https://a.org", "url": "https://b.org"'),
     OK.replace('"url": "https://a.org"', '"url": "https://a.org", "score": {"a": 1, "a": 2}'),
     '{"trace_id": "t1", "turns": [{}], "good_results": [{"url": " "}]}',
+    '{"trace_id": "t1", "turns": [{"iterations": [{"searches": [{"results": [{"url": " "}, {"gain": 1}]}, '
+    '{"results_not_captured": "x"}]}]}]}',  # not captured, and a result without a field
     '{"trace_id": "t1", "turns": [{}], "metadata": {"k\\u003a": 1, "k:": 2}}',
     OK.replace('"url": "https://a.org"', '"url": "https://a.org", "gian": 3'),
     OK.replace('"url": "https://a.org"', '"url": "https://a.org", "gain": 3, "titel": "x", "score": 1'),
@@ -430,6 +432,8 @@ LEAN = [  # no null, no other result field: read by the first try (the lean stru
     '{"url": "https://a.org/x:y?z=:", "domain_id": 12}]}, {"results": []}]}, '
     '{"searches": [{"results": [{"url": "u"}]}]}]}], "good_results": [{"url": "https://a.org/x:y"}]}',
     '{"trace_id": "t1", "turns": [{"iterations": [{"searches": [{"results": [{"title": "::", "gain": 0}]}]}]}]}',
+    '{"trace_id": "t1", "turns": [{"iterations": [{"searches": [{"results": [{"url": "https://a.org"}]}, '
+    '{"results_not_captured": "not exported"}]}]}]}',  # not scored: checked whole, nothing pending
     '{"trace_id": "t1", "turns": [{"iterations": [{"searches": [{"results": [{"title": "a\\"b", "url": "u"}]}]}]}]}',
 ]
 
@@ -572,3 +576,18 @@ def test_the_collector_is_paused_inside_the_fast_path_only(
         assert not gc.isenabled()  # left as it was
     finally:
         gc.enable()
+
+
+def test_a_snippet_exactly_prefix_chars_long_has_a_prefix_key(tmp_path: Path) -> None:
+    """A snippet of exactly ``prefix_chars`` characters is the prefix of a longer copy: one duplicate."""
+    policy = DedupPolicy(prefix_chars=20, min_content_chars=10, min_content_words=2)
+    short = "abcde fghij klmno pq"  # 20 characters
+    results = [
+        {"url": "https://a.org/1", "title": "T", "snippet": short, "gain": 2},
+        {"url": "https://b.org/2", "title": "T", "snippet": short + " and more words", "gain": 2},
+    ]
+    record = {"trace_id": "t", "turns": [{"iterations": [{"searches": [{"results": results}]}]}]}
+    path = _write(tmp_path / "t.jsonl", [record])
+    fast = evaluate_agentic(path, policy=policy)
+    assert _json(fast) == _json(evaluate_agentic(path, policy=policy, engine="reference"))
+    assert sum(fast.traces[0].duplicates_by_key.values()) == 1

@@ -102,3 +102,16 @@ def test_counts_past_a_byte() -> None:
     coded = _coded(texts)
     assert coded.spaces.tolist() == [299, 0, 1]
     assert coded.lengths.tolist() == [599, 70000, 11]
+
+
+def test_plain_chunks_are_normalised_on_their_bytes(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Only a chunk with other texts goes text by text: the byte path is not skipped for plain ones."""
+    import ragmeter.dedup.text_codes as text_codes
+
+    def refuse(texts: list[str]) -> list[str]:
+        raise AssertionError(f"a plain chunk went text by text: {texts!r}")
+
+    monkeypatch.setattr(text_codes, "normalise_chunk", refuse)
+    texts = ["The END.", "the end", "", "a  b"]
+    coded = normalised_codes(texts)
+    assert texts == ["the end", "the end", "", "a b"] and coded.lengths.tolist() == [7, 0, 3]
