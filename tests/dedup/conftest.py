@@ -49,6 +49,15 @@ OTHER_PIECES = [
     "日本",
     "\U0001f600",
     "\ud800",
+    "\uff1c",  # fullwidth <, > and &: NFKC makes them ASCII after the tags and entities were read
+    "\uff1e",
+    "\uff06",
+    "\uff21",
+    "\uff0e",
+    "\u2024",
+    "\u00bd",
+    "\u2126",
+    "\u00b2",
 ]
 """Pieces that make a text go the reference way: NUL, tags, entities, non-ASCII (its whitespace too, and
 a lone surrogate, which JSON can spell)."""

@@ -85,3 +85,51 @@ def test_plain_texts_do_not_go_one_by_one(monkeypatch: pytest.MonkeyPatch) -> No
     seen.clear()
     assert _batch(["Only plain", "texts here."]) == ["only plain", "texts here"]
     assert seen == []
+
+
+def test_non_ascii_text_that_unifies_to_plain_goes_the_plain_way(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Curly quotes, dashes, fullwidth letters: plain once unified; fullwidth < > & and other scripts: not."""
+    import ragmeter.dedup.text_batch as text_batch
+    from ragmeter.dedup.content_key import normalise_text
+
+    texts = [
+        "What\u2019s NEW \u2014 ok\u2026",
+        "\uff21\uff22 \u2024x",
+        "\uff1cb\uff1ex\uff1c/b\uff1e",
+        "\uff21\uff06\uff22",
+        "caf\u00e9",
+    ]
+    expected = [normalise_text(t) for t in texts]
+    assert expected == ["what's new ok", "ab x", "<b>x</b>", "a&b", "café"]
+    referenced: list[str] = []
+
+    def counted(text: str) -> str:
+        referenced.append(text)
+        return normalise_text(text)
+
+    monkeypatch.setattr(text_batch, "normalise_text", counted)
+    got = list(texts)
+    text_batch.normalise_texts(got)
+    assert got == expected
+    assert referenced == texts[2:]  # the first two went the plain way
+
+
+@given(
+    st.text(
+        alphabet=st.sampled_from(
+            [
+                *"aZ .-'\"\x00",
+                *"\u2018\u2019\u201a\u201b\u2032\u201c\u201d\u201e\u201f\u2033\u00ab\u00bb\u2010\u2011\u2012\u2013\u2014\u2015\u2212\u2026\uff21\ufb01\u00e9\u2024",
+            ]
+        ),
+        max_size=40,
+    )
+)
+def test_unified_text_is_nfkc_then_every_listed_character_as_ascii(text: str) -> None:
+    """The regular expression does what ``str.translate`` with the table did, character by character."""
+    import unicodedata
+
+    from ragmeter.dedup.content_key import _UNIFIED, nfkc_unified
+
+    assert nfkc_unified(text) == unicodedata.normalize("NFKC", text).translate(str.maketrans(_UNIFIED))
+    assert len(_UNIFIED) == 20 and all(v.isascii() for v in _UNIFIED.values())

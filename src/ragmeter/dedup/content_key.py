@@ -22,30 +22,29 @@ import re
 import unicodedata
 
 _TAG = re.compile(r"<!--.*?-->|</?[A-Za-z][^<>]*>", re.DOTALL)
-_UNIFY = str.maketrans(
-    {
-        "\u2018": "'",
-        "\u2019": "'",
-        "\u201a": "'",
-        "\u201b": "'",
-        "\u2032": "'",
-        "\u201c": '"',
-        "\u201d": '"',
-        "\u201e": '"',
-        "\u201f": '"',
-        "\u2033": '"',
-        "\u00ab": '"',
-        "\u00bb": '"',
-        "\u2010": "-",
-        "\u2011": "-",
-        "\u2012": "-",
-        "\u2013": "-",
-        "\u2014": "-",
-        "\u2015": "-",
-        "\u2212": "-",
-        "\u2026": "...",
-    }
-)
+_UNIFIED = {  # curly quotes, dashes and the ellipsis, as ASCII
+    "\u2018": "'",
+    "\u2019": "'",
+    "\u201a": "'",
+    "\u201b": "'",
+    "\u2032": "'",
+    "\u201c": '"',
+    "\u201d": '"',
+    "\u201e": '"',
+    "\u201f": '"',
+    "\u2033": '"',
+    "\u00ab": '"',
+    "\u00bb": '"',
+    "\u2010": "-",
+    "\u2011": "-",
+    "\u2012": "-",
+    "\u2013": "-",
+    "\u2014": "-",
+    "\u2015": "-",
+    "\u2212": "-",
+    "\u2026": "...",
+}
+_UNIFY = re.compile("[" + re.escape("".join(_UNIFIED)) + "]")
 _KEPT_PUNCTUATION = frozenset("#%&@")
 EDGE_PUNCTUATION = "".join(
     ch
@@ -74,7 +73,7 @@ def normalise_text(text: str) -> str:
     if "&" in text:
         text = html.unescape(text)
     if not text.isascii():
-        text = unicodedata.normalize("NFKC", text).translate(_UNIFY)
+        text = nfkc_unified(text)
     text = text.casefold()
     if text.isascii():
         words = [word.strip(_ASCII_EDGE_PUNCTUATION) for word in text.split()]
@@ -84,6 +83,20 @@ def normalise_text(text: str) -> str:
             for word in text.split()
         ]
     return " ".join(filter(None, words))
+
+
+def nfkc_unified(text: str) -> str:
+    """Unicode NFKC, then curly quotes, dashes and the ellipsis made ASCII: what :func:`normalise_text` does to non-ASCII text.
+
+    >>> nfkc_unified("Ｗhat’s ﬁne — ok…")
+    "What's fine - ok..."
+    """
+    return _UNIFY.sub(_unified_char, unicodedata.normalize("NFKC", text))
+
+
+def _unified_char(match: re.Match[str]) -> str:
+    """A regular expression rather than ``str.translate``: that looks up every character of the text."""
+    return _UNIFIED[match.group()]
 
 
 def digest(text: str) -> bytes:

@@ -14,8 +14,11 @@ whatever the number of words:
   run does not open its text (start right after the text's NUL);
 - one ``bytes.translate`` lowers the case, turns whitespace into spaces and deletes what goes.
 
-Any other text (non-ASCII, tags, entities, NUL) goes through ``normalise_text`` itself. The
-outputs equal ``normalise_text``'s for every input (a property test compares them).
+Non-ASCII text without tags or entities is first unified as ``normalise_text`` does
+(:func:`~ragmeter.dedup.content_key.nfkc_unified`: NFKC, curly quotes and dashes made ASCII);
+when that makes it plain it goes the plain way. Any other text (tags, entities, NUL, text still
+non-ASCII) goes through ``normalise_text`` itself. The outputs equal ``normalise_text``'s for
+every input (a property test compares them).
 
 >>> texts = ["  The END…  ", "C++ (and C#)!", "...", "<b>Python&nbsp;3.11</b>"]
 >>> normalise_texts(texts)
@@ -32,7 +35,7 @@ from collections.abc import Iterator
 import numpy as np
 import numpy.typing as npt
 
-from ragmeter.dedup.content_key import EDGE_PUNCTUATION, normalise_text
+from ragmeter.dedup.content_key import EDGE_PUNCTUATION, nfkc_unified, normalise_text
 
 _SEP, _SPACE, _PUNCT, _SOLID = 0, 1, 2, 3
 """Byte classes: the NUL between texts, whitespace, edge punctuation, anything else."""
@@ -104,8 +107,13 @@ def normalise_chunk(texts: list[str]) -> list[str]:
         out = normalised_plain(joined).decode("ascii").split("\x00")[1:-1]
         if len(out) == len(texts):  # else a text holds a NUL
             return out
-    plain = [is_plain(t) and "\x00" not in t for t in texts]
-    joined = "\x00".join(["", *itertools.compress(texts, plain), ""])
+    # Non-ASCII text without tags or entities is plain once unified (NFKC, ASCII quotes and dashes:
+    # normalise_text's first step for it) when that makes it ASCII without "<" or "&"; the rest of
+    # normalise_text is then the plain steps. Unified text with a "<" or "&" goes the reference way
+    # from the text as written (its tags and entities were to be read before unifying).
+    unified = [t if t.isascii() or "<" in t or "&" in t else nfkc_unified(t) for t in texts]
+    plain = [is_plain(t) and "\x00" not in t for t in unified]
+    joined = "\x00".join(["", *itertools.compress(unified, plain), ""])
     done = iter(normalised_plain(joined).decode("ascii").split("\x00")[1:-1])
     return [next(done) if p else normalise_text(t) for t, p in zip(texts, plain, strict=True)]
 
