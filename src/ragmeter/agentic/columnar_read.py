@@ -314,22 +314,35 @@ def _lean_trace(line: bytes) -> Any:
 
 
 def _quotes(data: bytes) -> int:
-    """How many '"' bytes ``data`` holds."""
-    return int(np.count_nonzero(np.frombuffer(data, np.uint8) == 34))
+    """How many '"' bytes of JSON ``data`` open or close a string (the others are escaped: ``\\"``).
+
+    A quote is escaped when an odd run of backslashes stands before it (``\\\\"`` is an escaped
+    backslash, then a quote). Two per string: keys and string values.
+
+    >>> _quotes(b'{"a": "x\\\\"y", "b\\\\\\\\": "\\\\\\\\\\\\""}')
+    8
+    """
+    buf = np.frombuffer(data, np.uint8)
+    quotes = np.flatnonzero(buf == 34)
+    after_backslash = quotes[(quotes > 0) & (buf[np.maximum(quotes - 1, 0)] == 92)]
+    escaped = 0
+    for at in after_backslash.tolist():  # rare: a run of backslashes before a quote
+        start = at - 1
+        while start > 0 and data[start - 1] == 92:
+            start -= 1
+        escaped += (at - start) % 2
+    return len(quotes) - escaped
 
 
 def _results_balance(line: bytes, lean: Any) -> int | None:
     """How many ``"`` of ``line`` the results of its last turn must hold, when those go into the columns.
 
-    Without a backslash a line's strings hold no ``"``: it has two per key and two per string
-    value. Encoded with the last turn's results emptied, the lean trace has all of them but the
-    results' own, unless a key was given twice; what is left is checked against the results'
-    fields once the file is read (:func:`_unbalanced`). ``None`` when the line has a backslash
-    or the results do not all go into the columns (a search without results, no search, no
-    result): then the whole line is checked at once.
+    A line has two unescaped ``"`` per key and two per string value (:func:`_quotes`). Encoded
+    with the last turn's results emptied, the lean trace has all of them but the results' own,
+    unless a key was given twice; what is left is checked against the results' fields once the
+    file is read (:func:`_unbalanced`). ``None`` when the results do not all go into the columns
+    (a search without results, no search, no result): then the whole line is checked at once.
     """
-    if b"\\" in line:
-        return None
     searches = [s for it in lean.turns[-1].iterations or () for s in it.searches or ()]
     if not searches or any(s.results is None for s in searches) or not any(s.results for s in searches):
         return None
