@@ -612,3 +612,16 @@ def test_quotes_that_delimit_strings_are_two_per_string(record: dict[str, str], 
     """Escaped quotes (after an odd run of backslashes) are not counted, whatever the escapes around them."""
     line = json.dumps(record, ensure_ascii=ascii_only).encode()
     assert fast_reader._quotes(line) == 4 * len(record)
+
+
+def test_a_later_bad_line_is_named_after_a_careful_read(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A flagged line the reference accepts, then a bad line: the careful read names the bad line."""
+    path = tmp_path / "t.jsonl"
+    path.write_text(LEAN[0] + "\n" + LEAN[1].replace("t1", "t2") + "\n{oops\n", encoding="utf-8")
+    flagged = [0]
+    monkeypatch.setattr(fast_reader, "_unbalanced", lambda cols: flagged.pop() if flagged else None)
+    with pytest.raises(InputError) as error:
+        read_columns(path)
+    assert not flagged and ":3: " in str(error.value)
