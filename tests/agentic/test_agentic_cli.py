@@ -97,11 +97,10 @@ def test_progress_shows_once_the_work_takes_a_while(cli: Any, monkeypatch: pytes
     """A CI log (stderr not a terminal) gets plain progress lines, for reading and for scoring."""
     code, _, err = cli(["agentic", "--traces", TRACES, "--labels", LABELS])
     assert code == 0 and "reading traces" not in err and "scoring traces" not in err  # quick: no lines
-    import ragmeter.agentic.columnar_read as reader
     import ragmeter.cli.agentic_cmd as command
 
     monkeypatch.setattr(command, "PROGRESS_AFTER_S", 0.0)  # as if the work had taken a while
-    monkeypatch.setattr(reader, "READ_PROGRESS_BYTES", 1)
+    monkeypatch.setattr(text_files, "READ_PROGRESS_BYTES", 1)
     code, _, err = cli(["agentic", "--traces", TRACES, "--labels", LABELS])
     assert code == 0
     assert "reading traces: 0/0 MB" in err  # a small file: 0 whole MB
@@ -111,7 +110,7 @@ def test_progress_shows_once_the_work_takes_a_while(cli: Any, monkeypatch: pytes
 def test_the_fast_reader_reports_the_bytes_it_read(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     import ragmeter.agentic.columnar_read as reader
 
-    monkeypatch.setattr(reader, "READ_PROGRESS_BYTES", 100)
+    monkeypatch.setattr(text_files, "READ_PROGRESS_BYTES", 100)
     lines = Path(TRACES).read_bytes()
     path = tmp_path / "t.jsonl"
     path.write_bytes(lines)
@@ -141,10 +140,8 @@ def test_the_reference_path_reports_the_bytes_it_read(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """engine="reference" (and --details, a judge, other formats) reads as a stream: progress as it goes."""
-    import ragmeter.agentic.columnar_read as reader
     from ragmeter.agentic import evaluate_agentic
 
-    monkeypatch.setattr(reader, "READ_PROGRESS_BYTES", 100)
     monkeypatch.setattr(text_files, "READ_PROGRESS_BYTES", 100)
     path = tmp_path / "t.jsonl"
     path.write_bytes(Path(TRACES).read_bytes())

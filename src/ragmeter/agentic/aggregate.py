@@ -63,6 +63,18 @@ def _mean(values: Sequence[float]) -> float | None:
     return math.fsum(values) / len(values) if values else None
 
 
+def _add_columns(lists: list[list[float]], rows: list[list[Value]]) -> None:
+    """Add each row's values (``None`` left out) to ``lists[i]`` for their iteration i: a column at once when the rows are one length."""
+    if len(set(map(len, rows))) == 1:
+        for i, column in enumerate(zip(*rows, strict=True)):
+            lists[i] += [v for v in column if v is not None]
+        return
+    for row in rows:  # a series of another length than the first (not made by the scorer)
+        for i, value in enumerate(row):
+            if value is not None:
+                lists[i].append(value)
+
+
 def aggregate_scores(scores: Sequence[TraceScore], *, names: Sequence[str] = SERIES_NAMES) -> Aggregates:
     """Average the per-trace series and final values (see the module docstring).
 
@@ -85,15 +97,7 @@ def aggregate_scores(scores: Sequence[TraceScore], *, names: Sequence[str] = SER
     for name in names:
         lists = by_iteration[name]
         for group in by_length.values():
-            rows = list(map(operator.methodcaller("get", name, ()), group))
-            if len(set(map(len, rows))) == 1:
-                for i, column in enumerate(zip(*rows, strict=True)):
-                    lists[i] += [v for v in column if v is not None]
-            else:  # a series of another length than the first (not made by the scorer)
-                for row in rows:
-                    for i, value in enumerate(row):
-                        if value is not None:
-                            lists[i].append(value)
+            _add_columns(lists, list(map(operator.methodcaller("get", name, ()), group)))
         at_n[name] = [v for v in map(operator.methodcaller("get", name), finals) if v is not None]
     at_n["IterationsForAllGoodResults"] = [
         s.iterations_for_all_good for s in scored if s.iterations_for_all_good is not None

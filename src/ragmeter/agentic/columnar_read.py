@@ -42,7 +42,7 @@ import numpy as np
 import numpy.typing as npt
 
 from ragmeter.errors import InputError
-from ragmeter.io.text_files import READ_PROGRESS_BYTES
+from ragmeter.io.text_files import ReadingProgress
 
 _Id = str | int
 _Gain = Annotated[float, msgspec.Meta(ge=0, le=4)]
@@ -288,9 +288,8 @@ def _fast_trace(line: bytes, *, careful: bool = False) -> tuple[TraceS | None, i
 
     First try: the line decoded into the lean structs, which hold every key and string of the
     line except a key given twice (msgspec keeps the last; a null or an unknown field is refused).
-    When the line has no backslash and the results of its last turn all go into the columns,
-    the check for a repeated key waits until the file is read (the balance,
-    :func:`_results_balance`). Else (or ``careful``) the whole line is checked now: every ':' of
+    When the results of its last turn all go into the columns, the check for a repeated key
+    waits until the file is read (the balance, :func:`_results_balance`). Else (or ``careful``) the whole line is checked now: every ':' of
     a line is a key's or one inside a string, so equal counts of ':' in the line and in the lean
     encoding mean no key was repeated (with no ``\\u003a`` escape for a ':'). A line the lean
     structs refuse, or unequal counts, are looked at again (:func:`_checked_trace`).
@@ -410,7 +409,8 @@ def read_columns(
     """Read a native JSON Lines trace file into :class:`NativeColumns` (see the module docstring).
 
     Errors are the reference reader's, for the first bad line. ``progress(bytes read, file
-    size)`` hears of the reading every :data:`READ_PROGRESS_BYTES` bytes and at the end.
+    size)`` hears of the reading every
+    :data:`~ragmeter.io.text_files.READ_PROGRESS_BYTES` bytes and at the end.
     ``careful`` checks each line whole for a repeated key as it is read (the file is read so
     again should the check once all is read flag a line the reference accepts).
     """
@@ -419,13 +419,10 @@ def read_columns(
     cols = NativeColumns(path)
     digest = hashlib.sha256()
     seen: dict[str, str] = {}
-    size = path.stat().st_size if progress is not None else 0
-    report_at = READ_PROGRESS_BYTES
+    reading = ReadingProgress(path, progress)
     try:
         for lineno, offset, raw in _lines(path, digest):
-            if progress is not None and offset >= report_at:
-                progress(offset, max(size, offset))
-                report_at = offset + READ_PROGRESS_BYTES
+            reading.add(len(raw))
             if raw.isspace():  # JSON's white space (the line end included): a blank line
                 continue
             trace: Any
@@ -451,8 +448,7 @@ def read_columns(
     if not _check_lines(cols):
         return read_columns(path, progress, careful=True)
     cols.sha256 = digest.hexdigest()
-    if progress is not None:
-        progress(size, size)
+    reading.end()
     return cols
 
 

@@ -15,51 +15,30 @@ trace exports (:mod:`ragmeter.agentic.importers`) build theirs the same way.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any, Literal
 
 from ragmeter.agentic.importers import SearchToolMatcher, import_records
 from ragmeter.agentic.validate import LoadedTrace, unique_ids, validate_trace
 from ragmeter.errors import InputError
-from ragmeter.io import text_files
 from ragmeter.io.jsonyaml import json_lines, loads_json
 from ragmeter.io.records import Record
-from ragmeter.io.text_files import compression_of, decode_text, read_bytes, read_text
+from ragmeter.io.text_files import (
+    ProgressCallback,
+    ReadingProgress,
+    compression_of,
+    decode_text,
+    read_bytes,
+    read_text,
+)
 
 TraceFormat = Literal["native", "otel", "openai-agents", "langsmith"]
 TRACE_FORMATS: tuple[str, ...] = ("auto", "native", "otel", "openai-agents", "langsmith")
 """The values of ``--format``: ``auto`` detects the format from the first record."""
 
-ReadProgress = Callable[[int, int], None]
-"""``progress(bytes read, file size)``: told every
-:data:`~ragmeter.io.text_files.READ_PROGRESS_BYTES` (8 MiB) and at the end."""
 
-
-class _Reading:
-    """Tells a :data:`ReadProgress` of the bytes read so far, every ``READ_PROGRESS_BYTES``."""
-
-    def __init__(self, path: Path, progress: ReadProgress | None) -> None:
-        self.progress = progress
-        self.size = path.stat().st_size if progress is not None else 0
-        self.done = 0
-        self.every = text_files.READ_PROGRESS_BYTES
-        self.report_at = self.every
-
-    def add(self, n: int) -> None:
-        """``n`` more bytes were read."""
-        self.done += n
-        if self.progress is not None and self.done >= self.report_at:
-            self.progress(min(self.done, self.size), self.size)
-            self.report_at = self.done + self.every
-
-    def end(self) -> None:
-        """The whole file was read."""
-        if self.progress is not None:
-            self.progress(self.size, self.size)
-
-
-def read_records(path: Path, progress: ReadProgress | None = None) -> list[Record]:
+def read_records(path: Path, progress: ProgressCallback | None = None) -> list[Record]:
     """Read JSON Lines, or one JSON document (a list gives one record per item).
 
     Blank lines are skipped; each record is labelled ``file:line`` (``file:[i]`` for
@@ -68,7 +47,7 @@ def read_records(path: Path, progress: ReadProgress | None = None) -> list[Recor
     """
     text = read_text(path)
     lines = list(json_lines(text))
-    reading = _Reading(path, progress)
+    reading = ReadingProgress(path, progress)
     if not _is_json(lines[0][1]):
         whole = loads_json(text, source=str(path))
         reading.end()
@@ -126,13 +105,13 @@ def load_native(records: Sequence[Record]) -> list[LoadedTrace]:
     return [LoadedTrace(validate_trace(r.value, where=r.where), r.where) for r in records]
 
 
-def _lines(path: Path, progress: ReadProgress | None = None) -> Iterator[tuple[int, str]]:
+def _lines(path: Path, progress: ProgressCallback | None = None) -> Iterator[tuple[int, str]]:
     """Non-blank lines of a UTF-8 file with their numbers, read as a stream (lines end at ``\\n`` only).
 
     ``progress`` hears of the bytes read (of a compressed file: once, at the end).
     """
     try:
-        reading = _Reading(path, progress)
+        reading = ReadingProgress(path, progress)
         if compression_of(path) is not None:
             yield from _decoded(path, read_bytes(path).split(b"\n"))
         else:
@@ -143,7 +122,7 @@ def _lines(path: Path, progress: ReadProgress | None = None) -> Iterator[tuple[i
         raise InputError(f"cannot read file ({exc.strerror})", where=str(path)) from None
 
 
-def _counted(raw: Iterable[bytes], reading: _Reading) -> Iterator[bytes]:
+def _counted(raw: Iterable[bytes], reading: ReadingProgress) -> Iterator[bytes]:
     for data in raw:
         reading.add(len(data))
         yield data
@@ -167,7 +146,7 @@ def native_trace(path: Path, lineno: int, line: str) -> LoadedTrace:
     return LoadedTrace(validate_trace(loads_json(line, source=str(path), line=lineno), where=where), where)
 
 
-def _native_stream(path: Path, progress: ReadProgress | None = None) -> Iterator[LoadedTrace]:
+def _native_stream(path: Path, progress: ProgressCallback | None = None) -> Iterator[LoadedTrace]:
     for lineno, line in _lines(path, progress):
         yield native_trace(path, lineno, line)
 
@@ -192,11 +171,11 @@ def iter_traces(
     *,
     trace_format: str = "auto",
     search_tools: Sequence[str] | None = None,
-    read_progress: ReadProgress | None = None,
+    read_progress: ProgressCallback | None = None,
 ) -> tuple[Iterator[LoadedTrace], TraceFormat]:
     """Like :func:`load_traces`, but native JSON Lines are validated lazily, one line at a time.
 
-    ``read_progress(bytes read, file size)`` hears of the reading as it goes (:data:`ReadProgress`).
+    ``read_progress(bytes read, file size)`` hears of the reading as it goes (every :data:`~ragmeter.io.text_files.READ_PROGRESS_BYTES` and at the end).
     """
     if trace_format not in TRACE_FORMATS:
         raise InputError(f"unknown trace format {trace_format!r}; expected one of {', '.join(TRACE_FORMATS)}")

@@ -15,6 +15,7 @@ Every reader of ragmeter starts here (:mod:`ragmeter.io.jsonyaml` parses what th
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from pathlib import Path
 
 from ragmeter.errors import InputError
@@ -43,6 +44,40 @@ _BOMS = (
 
 READ_PROGRESS_BYTES = 1 << 23
 """Readers of large files tell their ``progress`` each time this many more bytes (8 MiB) are read."""
+
+ProgressCallback = Callable[[int, int], None]
+"""``progress(bytes read, file size)``."""
+
+
+class ReadingProgress:
+    """Tells a :data:`ProgressCallback` of a file's bytes read so far, every :data:`READ_PROGRESS_BYTES` and at the end.
+
+    >>> heard = []
+    >>> reading = ReadingProgress(Path(__file__), lambda done, size: heard.append(done == size))
+    >>> reading.add(1)
+    >>> reading.end()
+    >>> heard
+    [True]
+    """
+
+    def __init__(self, path: Path, progress: ProgressCallback | None) -> None:
+        self.progress = progress
+        self.size = path.stat().st_size if progress is not None else 0
+        self.done = 0
+        self.every = READ_PROGRESS_BYTES
+        self.report_at = self.every
+
+    def add(self, n: int) -> None:
+        """``n`` more bytes were read."""
+        self.done += n
+        if self.progress is not None and self.done >= self.report_at:
+            self.progress(min(self.done, self.size), self.size)
+            self.report_at = self.done + self.every
+
+    def end(self) -> None:
+        """The whole file was read."""
+        if self.progress is not None:
+            self.progress(self.size, self.size)
 
 
 def compression_of(path: Path) -> str | None:
