@@ -322,15 +322,17 @@ def _quotes(data: bytes) -> int:
     8
     """
     buf = np.frombuffer(data, np.uint8)
-    quotes = np.flatnonzero(buf == 34)
-    after_backslash = quotes[(quotes > 0) & (buf[np.maximum(quotes - 1, 0)] == 92)]
+    is_quote = buf == 34
+    quotes = int(np.count_nonzero(is_quote))
+    if b"\\" not in data:  # the common case: no escape at all (a quick search)
+        return quotes
     escaped = 0
-    for at in after_backslash.tolist():  # rare: a run of backslashes before a quote
+    for at in (np.flatnonzero(is_quote[1:] & (buf[:-1] == 92)) + 1).tolist():  # rare: a quote after a backslash
         start = at - 1
         while start > 0 and data[start - 1] == 92:
             start -= 1
         escaped += (at - start) % 2
-    return len(quotes) - escaped
+    return quotes - escaped
 
 
 def _results_balance(line: bytes, lean: Any) -> int | None:
