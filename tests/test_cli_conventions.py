@@ -43,6 +43,16 @@ def test_version_and_short_help(cli: Any) -> None:
     assert code == 0 and "Commands:" in out and "Examples:" in out
 
 
+def test_python_dash_m_runs_the_command() -> None:
+    import subprocess
+    import sys
+
+    done = subprocess.run(
+        [sys.executable, "-m", "ragmeter", "--version"], capture_output=True, text=True, check=False
+    )
+    assert (done.returncode, done.stdout) == (0, f"ragmeter {__version__}\n")
+
+
 @pytest.mark.parametrize("words", _commands(), ids=" ".join)
 def test_every_help_shows_an_example(cli: Any, words: list[str]) -> None:
     code, out, err = cli([*words, "-h"])

@@ -8,7 +8,6 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +16,7 @@ from pydantic import BaseModel, Field
 from ragmeter.agentic.aggregate import Aggregates
 from ragmeter.agentic.scoring import TraceScore
 from ragmeter.io.atomic import write_text_atomic
+from ragmeter.io.json_text import dumps_indented
 
 SCHEMA_VERSION = "1"
 
@@ -39,7 +39,7 @@ class AgenticResult(BaseModel):
 
     def to_json_text(self) -> str:
         """The JSON text that :meth:`write` writes (without its final line end)."""
-        return json.dumps(self.to_json_dict(), indent=2)
+        return dumps_indented(self.to_json_dict())
 
     def write(self, path: str | Path, text: str | None = None) -> Path:
         """Write the JSON to ``path`` (a file, atomically, secrets redacted); returns it.
