@@ -111,6 +111,10 @@ def test_a_plain_trec_evaluation_starts_without_the_app_and_prints_the_same_json
     assert _loaded(full.stderr) == {"eval_cmd", "run_cmd"}
     assert _stable(fast.stdout) == _stable(full.stdout)
     assert list(json.loads(fast.stdout)) == list(json.loads(full.stdout))
+    table = _ragmeter(*common, *options[:-1])  # the table: rich, still no pydantic
+    assert table.returncode == 0, table.stderr
+    assert _loaded(table.stderr) == set() and _loaded(table.stderr, "HEAVY") == {"rich"}
+    assert "ndcg@2" in table.stdout
 
 
 def test_the_command_line_quick_start_exits_at_once_with_its_whole_output(tmp_path: Path) -> None:

@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from typing import Any
 
 SCHEMA_VERSION = "1"
@@ -94,3 +96,48 @@ def json_text(data: dict[str, Any], *, flat: tuple[str, ...] = ("per_query",)) -
         else:
             parts.append(f"  {name}: " + json.dumps(value, indent=2).replace("\n", "\n  "))
     return "{\n" + ",\n".join(parts) + "\n}"
+
+
+def requested_names(aggregate: Mapping[str, Any], provenance: Mapping[str, Any]) -> dict[str, str]:
+    """Each metric's canonical name → the name the user typed for it (the same when not renamed).
+
+    >>> requested_names({"ndcg@10": 1.0, "mrr": 0.5}, {"metrics": {"ndcg@10": {"requested": "nDCG@10"}}})
+    {'ndcg@10': 'nDCG@10', 'mrr': 'mrr'}
+    """
+    info = provenance.get("metrics")
+    entries = {k: v for k, v in info.items() if isinstance(v, dict)} if isinstance(info, dict) else {}
+    return {name: str(entries.get(name, {}).get("requested") or name) for name in aggregate}
+
+
+@dataclass
+class PlainResult:
+    """A plain TREC result (:func:`eval_json_dict`'s data) as the terminal renderer reads an ``EvalResult``.
+
+    >>> data = eval_json_dict({"aggregate": {"mrr": 1}, "per_query": {}, "n_queries": 1,
+    ...                        "n_scored": {"mrr": 1}, "n_skipped": {"mrr": 0}})
+    >>> PlainResult.of(data).requested_names()
+    {'mrr': 'mrr'}
+    """
+
+    aggregate: dict[str, float | None]
+    n_queries: int
+    n_scored: dict[str, int]
+    n_skipped: dict[str, int]
+    n_missing_output: int = 0
+    warnings: list[str] = field(default_factory=list)
+    provenance: dict[str, Any] = field(default_factory=dict)
+    breakdowns: dict[str, dict[str, dict[str, dict[str, float | int | None]]]] = field(default_factory=dict)
+    operational: dict[str, Any] = field(default_factory=dict)
+    index_coverage: dict[str, Any] | None = None
+    judge_reliability: dict[str, dict[str, Any]] = field(default_factory=dict)
+
+    @classmethod
+    def of(cls, data: Mapping[str, Any]) -> PlainResult:
+        """The fields of :func:`eval_json_dict`'s data (its ``per_query`` is not shown)."""
+        return cls(
+            **{k: data[k] for k in _PLAIN_FIELDS if k != "per_query"}, breakdowns=dict(data["breakdowns"])
+        )
+
+    def requested_names(self) -> dict[str, str]:
+        """As :meth:`ragmeter.results.EvalResult.requested_names`."""
+        return requested_names(self.aggregate, self.provenance)

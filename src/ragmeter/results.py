@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from pydantic import BaseModel, Field
 
 from ragmeter.io.atomic import atomic_files
-from ragmeter.result_json import SCHEMA_VERSION, json_text
+from ragmeter.result_json import SCHEMA_VERSION, json_text, requested_names
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -86,9 +86,7 @@ class EvalResult(BaseModel):
         >>> r.requested_names()
         {'ndcg@10': 'nDCG@10'}
         """
-        info = self.provenance.get("metrics")
-        entries = {k: v for k, v in info.items() if isinstance(v, dict)} if isinstance(info, dict) else {}
-        return {name: str(entries.get(name, {}).get("requested") or name) for name in self.aggregate}
+        return requested_names(self.aggregate, self.provenance)
 
     def to_arrow(self, which: TableKind = "per_query") -> pa.Table:
         """The result as an Arrow table (what :meth:`to_pandas` and :meth:`to_polars` convert).

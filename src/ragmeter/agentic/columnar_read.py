@@ -327,7 +327,9 @@ def _quotes(data: bytes) -> int:
     if b"\\" not in data:  # the common case: no escape at all (a quick search)
         return quotes
     escaped = 0
-    for at in (np.flatnonzero(is_quote[1:] & (buf[:-1] == 92)) + 1).tolist():  # rare: a quote after a backslash
+    for at in (
+        np.flatnonzero(is_quote[1:] & (buf[:-1] == 92)) + 1
+    ).tolist():  # rare: a quote after a backslash
         start = at - 1
         while start > 0 and data[start - 1] == 92:
             start -= 1

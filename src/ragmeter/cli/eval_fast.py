@@ -103,7 +103,7 @@ def fast_eval(args: list[str]) -> bool:
 
     hash_in_background((qrels, run))  # on another core while numpy and pyarrow are imported
     from ragmeter.evaluation.trec import trec_result_fields
-    from ragmeter.result_json import eval_json_dict, json_text
+    from ragmeter.result_json import PlainResult, eval_json_dict, json_text
 
     fields = trec_result_fields(
         qrels,
@@ -114,16 +114,22 @@ def fast_eval(args: list[str]) -> bool:
         complete=found.get("complete", False),
         trec_compat=found.get("trec_compat", False),
     )
+    data = eval_json_dict(fields)
     if not found.get("json"):
         from rich.console import Console
 
-        from ragmeter.cli.render import print_result
-        from ragmeter.results import EvalResult
+        from ragmeter.cli.render import ShownResult, print_result
 
-        print_result(EvalResult(**fields), Console(), Console(stderr=True))
+        shown: ShownResult
+        if data is None:  # a value only pydantic converts: the model
+            from ragmeter.results import EvalResult
+
+            shown = EvalResult(**fields)
+        else:
+            shown = PlainResult.of(data)
+        print_result(shown, Console(), Console(stderr=True))
         sys.stdout.flush()
         return True
-    data = eval_json_dict(fields)
     if data is None:  # a value only pydantic converts: the model's own JSON
         from ragmeter.results import EvalResult
 

@@ -11,19 +11,41 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
 from ragmeter.progress import make_progress
-from ragmeter.results import EvalResult
 
 if TYPE_CHECKING:
     from ragmeter.judges import CostEstimate, JudgeRun
 
 MAX_WARNINGS_SHOWN = 8
+
+
+class ShownResult(Protocol):
+    """What the terminal shows of a result.
+
+    An :class:`~ragmeter.results.EvalResult`, or the quick start's
+    :class:`~ragmeter.result_json.PlainResult` (no pydantic to import).
+    """
+
+    aggregate: dict[str, float | None]
+    n_queries: int
+    n_scored: dict[str, int]
+    n_skipped: dict[str, int]
+    n_missing_output: int
+    warnings: list[str]
+    provenance: dict[str, Any]
+    breakdowns: dict[str, dict[str, dict[str, dict[str, float | int | None]]]]
+    operational: dict[str, Any]
+    index_coverage: dict[str, Any] | None
+    judge_reliability: dict[str, dict[str, Any]]
+
+    def requested_names(self) -> dict[str, str]:
+        """Each metric's canonical name → the name the user typed for it."""
 
 
 def fmt_value(value: float | None) -> str:
@@ -42,7 +64,7 @@ def fmt_reliability(stats: Mapping[str, Any] | None) -> str:
     return f"{rate_text} disagree, kappa {kappa_text}, n {stats.get('spot_check_n', 0)}"
 
 
-def metrics_table(result: EvalResult, *, title: str = "ragmeter") -> Table:
+def metrics_table(result: ShownResult, *, title: str = "ragmeter") -> Table:
     """A table of every aggregate with its counts and cutoff (and the judge spot-check, when run).
 
     Each row is named as the user typed the metric, beside its canonical name when they
@@ -83,7 +105,7 @@ def metrics_table(result: EvalResult, *, title: str = "ragmeter") -> Table:
     return table
 
 
-def judge_lines(result: EvalResult) -> list[str]:
+def judge_lines(result: ShownResult) -> list[str]:
     """Lines on the judge run: model, calls, cache hits, tokens and cost.
 
     Also the spot-check of judge metrics without a row of their own (the
@@ -147,13 +169,13 @@ def split_columns(headers: Sequence[str], *, first: int, cell: int, pad: int, wi
     return [chunk for chunk in chunks if chunk]
 
 
-def breakdown_tables(result: EvalResult, *, width: int = 100) -> list[Table]:
+def breakdown_tables(breakdowns: Mapping[str, Mapping[str, Any]], *, width: int = 100) -> list[Table]:
     """Tables per breakdown dimension: a row per metric, a column per value (``mean (n)``).
 
     Values are split over several tables so that each fits in ``width`` columns.
     """
     tables = []
-    for dimension, by_value in result.breakdowns.items():
+    for dimension, by_value in breakdowns.items():
         names = [
             name
             for name in dict.fromkeys(name for cells in by_value.values() for name in cells)
@@ -227,7 +249,7 @@ def parse_breakdowns(text: str) -> list[str] | None:
 
 
 def print_result(
-    result: EvalResult,
+    result: ShownResult,
     console: Console,
     err: Console,
     *,
@@ -255,7 +277,7 @@ def print_result(
         if breakdowns is None
         else {d: result.breakdowns[d] for d in breakdowns if d in result.breakdowns}
     )
-    for table in breakdown_tables(result.model_copy(update={"breakdowns": shown}), width=console.width):
+    for table in breakdown_tables(shown, width=console.width):
         console.print(table)
     hidden = [d for d in result.breakdowns if d not in shown]
     if hidden:
