@@ -12,7 +12,7 @@ from typing import Any, Literal
 from ragmeter import __version__
 from ragmeter.agentic.aggregate import aggregate_scores
 from ragmeter.agentic.clusters import cluster_trace
-from ragmeter.agentic.columnar import columnar_applies, evaluate_columnar
+from ragmeter.agentic.columnar import collector_paused, columnar_applies, evaluate_columnar
 from ragmeter.agentic.gains import GainLabeller, LabellerMemo, resolve_gains
 from ragmeter.agentic.labels import Label, label_from_record, load_labels
 from ragmeter.agentic.load import iter_traces
@@ -235,9 +235,10 @@ def evaluate_agentic(
             "boilerplate_content_keys": n_boilerplate,
         },
     }
-    return AgenticResult(
-        aggregate=aggregate_scores(scores),
-        traces=scores,
-        warnings=_warnings(prepared, scores, labels_by_trace),
-        provenance=provenance,
-    )
+    with collector_paused():  # ten thousand traces' series: no cycle to collect
+        return AgenticResult(
+            aggregate=aggregate_scores(scores),
+            traces=scores,
+            warnings=_warnings(prepared, scores, labels_by_trace),
+            provenance=provenance,
+        )
