@@ -70,3 +70,6 @@ def _texts(pieces: list[str], max_pieces: int) -> st.SearchStrategy[str]:
 plain_texts = _texts(PLAIN_PIECES, 30)
 any_texts = st.one_of(plain_texts, _texts(PLAIN_PIECES + OTHER_PIECES, 30))
 chunk_sizes = st.one_of(st.integers(1, 64), st.just(1 << 20))
+unifiable_texts = _texts(PLAIN_PIECES + [p for p in OTHER_PIECES if not {"\x00", "<", "&"} & set(p)], 30)
+"""Texts with no NUL, ``<`` or ``&`` as written: a chunk of them is unified first (curly quotes,
+fullwidth letters, and fullwidth ``<``/``&`` that NFKC makes ASCII), then goes the plain way."""

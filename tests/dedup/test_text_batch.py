@@ -7,7 +7,7 @@ from collections.abc import Callable
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-from tests.dedup.conftest import any_texts, chunk_sizes, plain_texts
+from tests.dedup.conftest import any_texts, chunk_sizes, plain_texts, unifiable_texts
 
 from ragmeter.dedup import text_batch
 from ragmeter.dedup.content_key import normalise_text
@@ -27,6 +27,11 @@ def test_plain_texts_equal_the_reference(texts: list[str], chunk_chars: int) -> 
 
 @given(st.lists(any_texts, max_size=25), chunk_sizes)
 def test_mixed_texts_equal_the_reference(texts: list[str], chunk_chars: int) -> None:
+    assert _batch(texts, chunk_chars) == [normalise_text(t) for t in texts]
+
+
+@given(st.lists(unifiable_texts, max_size=25), chunk_sizes)
+def test_texts_that_are_plain_once_unified_equal_the_reference(texts: list[str], chunk_chars: int) -> None:
     assert _batch(texts, chunk_chars) == [normalise_text(t) for t in texts]
 
 
@@ -112,6 +117,10 @@ def test_non_ascii_text_that_unifies_to_plain_goes_the_plain_way(monkeypatch: py
     text_batch.normalise_texts(got)
     assert got == expected
     assert referenced == texts[2:]  # the first two went the plain way
+    referenced.clear()
+    got = [texts[0], "plain", texts[1]]  # a chunk with no "<", "&" or NUL as written: unified, then plain
+    text_batch.normalise_texts(got)
+    assert got == [expected[0], "plain", expected[1]] and referenced == []
 
 
 @given(
@@ -133,3 +142,24 @@ def test_unified_text_is_nfkc_then_every_listed_character_as_ascii(text: str) ->
 
     assert nfkc_unified(text) == unicodedata.normalize("NFKC", text).translate(str.maketrans(_UNIFIED))
     assert len(_UNIFIED) == 20 and all(v.isascii() for v in _UNIFIED.values())
+
+
+@given(
+    st.lists(
+        st.text(
+            alphabet=st.sampled_from(
+                [
+                    *"aZ .'\x00",
+                    *"\u0301\u0327\u1100\u1161\u11a8\uac00\u2019\u2014\u2026\ufb01\uff21\u00bd\u2126\u212b\u030a\u00e9\u3000",
+                ]
+            ),
+            max_size=12,
+        ),
+        max_size=12,
+    )
+)
+def test_texts_unified_together_equal_each_unified_alone(texts: list[str]) -> None:
+    """NUL keeps the joined texts apart: combining marks and Hangul jamo at a text's edge compose with nothing across it."""
+    from ragmeter.dedup.content_key import nfkc_unified, nfkc_unified_all
+
+    assert nfkc_unified_all(texts) == [nfkc_unified(t) for t in texts]

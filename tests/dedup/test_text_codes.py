@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-from tests.dedup.conftest import any_texts, chunk_sizes, plain_texts
+from tests.dedup.conftest import any_texts, chunk_sizes, plain_texts, unifiable_texts
 
 from ragmeter.dedup.content_key import normalise_text
 from ragmeter.dedup.text_codes import NormalisedCodes, normalised_codes
@@ -47,6 +47,11 @@ def _check(texts: list[str], coded: NormalisedCodes) -> None:
 
 @given(batches(plain_texts), chunk_sizes)
 def test_plain_texts_are_coded_as_the_reference(texts: list[str], chunk_chars: int) -> None:
+    _check(texts, _coded(texts, chunk_chars))
+
+
+@given(batches(unifiable_texts), chunk_sizes)
+def test_texts_plain_once_unified_are_coded_as_the_reference(texts: list[str], chunk_chars: int) -> None:
     _check(texts, _coded(texts, chunk_chars))
 
 

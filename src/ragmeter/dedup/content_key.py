@@ -94,6 +94,25 @@ def nfkc_unified(text: str) -> str:
     return _UNIFY.sub(_unified_char, unicodedata.normalize("NFKC", text))
 
 
+def nfkc_unified_all(texts: list[str]) -> list[str]:
+    """:func:`nfkc_unified` of each text, done once over all of them joined by NUL.
+
+    NUL is a starter that composes with nothing, so NFKC of the joined text is the NFKC of each
+    text, joined; a listed character is replaced wherever it stands. Texts holding a NUL are done
+    one by one.
+
+    >>> nfkc_unified_all(["It’s", "ﬁne — ok…", "e\u0301"])
+    ["It's", 'fine - ok...', 'é']
+    """
+    joined = "\x00".join(texts)
+    if joined.count("\x00") != len(texts) - 1:
+        return [nfkc_unified(t) for t in texts]
+    joined = unicodedata.normalize("NFKC", joined)
+    for char in set(_UNIFY.findall(joined)):
+        joined = joined.replace(char, _UNIFIED[char])
+    return joined.split("\x00") if texts else []
+
+
 def _unified_char(match: re.Match[str]) -> str:
     """A regular expression rather than ``str.translate``: that looks up every character of the text."""
     return _UNIFIED[match.group()]

@@ -15,8 +15,8 @@ whatever the number of words:
 - one ``bytes.translate`` lowers the case, turns whitespace into spaces and deletes what goes.
 
 Non-ASCII text without tags or entities is first unified as ``normalise_text`` does
-(:func:`~ragmeter.dedup.content_key.nfkc_unified`: NFKC, curly quotes and dashes made ASCII);
-when that makes it plain it goes the plain way. Any other text (tags, entities, NUL, text still
+(:func:`~ragmeter.dedup.content_key.nfkc_unified`: NFKC, curly quotes and dashes made ASCII),
+all the chunk's at once; when that makes it plain it goes the plain way. Any other text (tags, entities, NUL, text still
 non-ASCII) goes through ``normalise_text`` itself. The outputs equal ``normalise_text``'s for
 every input (a property test compares them).
 
@@ -30,12 +30,13 @@ from __future__ import annotations
 
 import bisect
 import itertools
+import operator
 from collections.abc import Iterator
 
 import numpy as np
 import numpy.typing as npt
 
-from ragmeter.dedup.content_key import EDGE_PUNCTUATION, nfkc_unified, normalise_text
+from ragmeter.dedup.content_key import EDGE_PUNCTUATION, nfkc_unified, nfkc_unified_all, normalise_text
 
 _SEP, _SPACE, _PUNCT, _SOLID = 0, 1, 2, 3
 """Byte classes: the NUL between texts, whitespace, edge punctuation, anything else."""
@@ -102,10 +103,13 @@ def normalise_chunk(texts: list[str]) -> list[str]:
     >>> normalise_chunk(["A, b.", "Café!"])
     ['a b', 'café']
     """
-    joined = "\x00".join(["", *texts, ""])
+    unified, others = unified_chunk(texts)
+    joined = "\x00".join(["", *unified, ""])
     if is_plain(joined):
         out = normalised_plain(joined).decode("ascii").split("\x00")[1:-1]
         if len(out) == len(texts):  # else a text holds a NUL
+            for i in others:
+                out[i] = normalise_text(texts[i])
             return out
     # Non-ASCII text without tags or entities is plain once unified (NFKC, ASCII quotes and dashes:
     # normalise_text's first step for it) when that makes it ASCII without "<" or "&"; the rest of
@@ -116,6 +120,34 @@ def normalise_chunk(texts: list[str]) -> list[str]:
     joined = "\x00".join(["", *itertools.compress(unified, plain), ""])
     done = iter(normalised_plain(joined).decode("ascii").split("\x00")[1:-1])
     return [next(done) if p else normalise_text(t) for t, p in zip(texts, plain, strict=True)]
+
+
+def unified_chunk(texts: list[str]) -> tuple[list[str], list[int]]:
+    """The texts with each non-ASCII one unified, and the indices of those still not plain (left empty).
+
+    A non-ASCII text is unified as :func:`~ragmeter.dedup.content_key.normalise_text` first
+    does (:func:`~ragmeter.dedup.content_key.nfkc_unified`), all at once; one that is still not
+    plain then (non-ASCII, or unified into a ``<`` or ``&``), or that has a ``<``, ``&`` or NUL as
+    written (its tags and entities are read before unifying), is left empty and its index listed:
+    ``normalise_text`` does those one by one. ASCII texts are left as they are (a ``<``, ``&`` or
+    NUL in one is the caller's to see). All ASCII: the list itself, and no index.
+
+    >>> unified_chunk(["It’s", "ok", "Ω", "﹤b", "a&é"])
+    (["It's", 'ok', '', '', ''], [2, 3, 4])
+    """
+    if all(map(str.isascii, texts)):
+        return texts, []
+    where = list(itertools.compress(range(len(texts)), map(operator.not_, map(str.isascii, texts))))
+    out = list(texts)
+    others = []
+    for i, text in zip(where, nfkc_unified_all([texts[i] for i in where]), strict=True):
+        written = texts[i]
+        if is_plain(text) and "<" not in written and "&" not in written and "\x00" not in written:
+            out[i] = text
+        else:
+            out[i] = ""
+            others.append(i)
+    return out, others
 
 
 def is_plain(text: str) -> bool:

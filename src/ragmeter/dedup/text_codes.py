@@ -4,9 +4,10 @@
 in place by the batch normalisation of :mod:`~ragmeter.dedup.text_batch`, which also gives the
 code of each text (codes numbered in order of first appearance) and, per distinct normalised
 text, its length in characters and its count of spaces (one space between words: the word count
-less one). For a chunk of plain texts the lengths and spaces come from the chunk's normalised
-bytes with numpy (a plain text is ASCII: one byte, one character); a chunk with any other text
-counts text by text.
+less one). For a chunk of texts that are plain, once its non-ASCII ones are unified (curly
+quotes, dashes: :func:`~ragmeter.dedup.text_batch.unified_chunk`), the lengths and spaces come
+from the chunk's normalised bytes with numpy (a plain text is ASCII: one byte, one character); a
+chunk with any other text counts text by text.
 
 >>> texts = ["The END.", "the end", "", "Café  au lait"]
 >>> coded = normalised_codes(texts)
@@ -25,7 +26,14 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
-from ragmeter.dedup.text_batch import CHUNK_CHARS, chunk_bounds, is_plain, normalise_chunk, normalised_plain
+from ragmeter.dedup.text_batch import (
+    CHUNK_CHARS,
+    chunk_bounds,
+    is_plain,
+    normalise_chunk,
+    normalised_plain,
+    unified_chunk,
+)
 from ragmeter.dedup.vector_dedup import code_firsts
 
 Ints = npt.NDArray[np.int64]
@@ -67,8 +75,9 @@ def normalised_codes(texts: list[str], *, chunk_chars: int = CHUNK_CHARS) -> Nor
 
 def _chunk(texts: list[str]) -> tuple[list[str], Ints, Ints]:
     """One chunk's normalised texts, and per text its length and spaces: a plain chunk from its bytes."""
-    joined = "\x00".join(["", *texts, ""])
-    if is_plain(joined):
+    unified, others = unified_chunk(texts)
+    joined = "\x00".join(["", *unified, ""])
+    if not others and is_plain(joined):  # every text plain, once unified
         normalised = normalised_plain(joined)  # a NUL, then each text and a NUL
         buffer = np.frombuffer(normalised, np.uint8)
         ends = np.flatnonzero(buffer == 0)
