@@ -114,7 +114,23 @@ def plain_urls(draw: st.DrawFn) -> str:
     )
     segments = draw(st.lists(st.sampled_from(["x", "a.b", "~u", "!$&'()*+,=:@", "X-_", ""]), max_size=4))
     path = draw(st.sampled_from(["/", "/", "/", ""])) + "/".join(segments)
-    query = draw(st.sampled_from(["", "", "?utm_source=x", "?", "?utm_source=x&b=1", "?b"]))
+    query = draw(
+        st.sampled_from(
+            [
+                "",
+                "",
+                "?utm_source=x",
+                "?",
+                "?utm_source=x&b=1",
+                "?b",
+                "?a=1&b=2",
+                "?b=2&a=1",
+                "?q=x+y",
+                "?b=",
+                "?a&a",
+            ]
+        )
+    )
     fragment = draw(st.sampled_from(["", "", "#x", "#", "#!x", "#?!"]))
     return scheme + host + path + query + fragment
 
@@ -183,7 +199,7 @@ def test_only_the_urls_that_are_not_sliced_go_through_url_key(monkeypatch: pytes
         return _key(url, query_key)
 
     monkeypatch.setattr(url_batch, "_key", recorded)
-    slow = ["https://A.org/x", "", "a.org/x?b=1", "https://a.org/x?b=1"]
+    slow = ["https://A.org/x", "", "a.org/x?b=1", "https://a.org/x?b=1&a=2"]
     batch = [None, "https://a.org/x", slow[0], "http://www.a.org/x/", slow[1], slow[2], slow[3], None]
     assert keys_of(batch, chunk=3) == reference(batch)
     assert seen == slow  # each once, in order
@@ -280,7 +296,10 @@ def test_sliced_keys(url: str, key: str) -> None:
         "https://a.org/x;p",
         'https://a.org/x"',
         "https://a.org/x|",
-        "https://a.org/x?b=1",  # a query that is kept
+        "https://a.org/x?b=1&a=2",  # a kept query not as written: sorted, tracking dropped, escapes
+        "https://a.org/x?b=1&utm_source=2",
+        "https://a.org/x?q=%41",
+        "https://a.org/x/?b=1",  # a kept query after a trailing "/"
         "https://a.org/x?utm_source=1&b",
         "https://a.org/x#!",  # a #! route
         "https://a.org/x#!/r",
@@ -323,4 +342,22 @@ def test_queries_are_normalised_once_each_with_the_given_denylists() -> None:
     assert keys_of(batch) == ["a.org/x?b=1", "a.org/y", "a.org/z?b=1"]
     assert keys_of(batch, frozenset({"b"}), ()) == ["a.org/x?utm_source=2", "a.org/y?utm_source=2", "a.org/z"]
     assert keys_of(batch, frozenset(), ("b", "utm_")) == ["a.org/x", "a.org/y", "a.org/z"]
-    assert sliced(batch) == [None, "a.org/y", None]
+    assert sliced(batch) == [None, "a.org/y", "a.org/z?b=1"]
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "https://a.org/x?b=1",
+        "http://www.a.org/x?a=1&b=2#top",
+        "https://a.org/?b=1",
+        "https://a.org/x?b=",
+        "https://a.org/x?ref=main&source=x",
+        "https://a.org/x?b=1#",
+        "https://a.org/x?q=a+b",
+    ],
+)
+def test_a_query_kept_as_written_is_sliced_with_it(url: str) -> None:
+    assert "?" in url_key(url)  # type: ignore[operator]
+    assert sliced([url]) == [url_key(url)]
+    assert keys_of([url, "https://a.org/y?b=1&a=2"]) == reference([url, "https://a.org/y?b=1&a=2"])

@@ -3,10 +3,11 @@
 Most URLs of search results are *sliceable*: their key is one slice of the URL as written.
 That is so for ``http://`` or ``https://`` (any case), then a host of ``[a-z0-9.-]`` that does
 not end with ``.``, then a path of the plain characters (``_PLAIN_PATH``) without ``//`` or
-``/.``, then an optional query whose normalised form is empty (tracking parameters only), then
-an optional fragment that does not start with ``!``, and no byte outside ``!``..``~``
-anywhere. Its key is the host without a leading ``www.`` (when a ``.`` follows it) and the
-path without a trailing ``/`` (but for the root ``/``).
+``/.``, then an optional query whose normalised form is empty (tracking parameters only) or the query as
+written (kept after a path that does not end with ``/``, or the root), then an optional
+fragment that does not start with ``!``, and no byte outside ``!``..``~`` anywhere. Its key is
+the host without a leading ``www.`` (when a ``.`` follows it) and the path without a trailing
+``/`` (but for the root ``/``), then the kept query.
 
 The URLs of a chunk are joined into one byte buffer, and those slices are found with numpy in
 a few passes over the bytes that are not ``[a-z0-9.-]``. Any other URL goes through
@@ -211,14 +212,21 @@ def _sliceable(chunk: Sequence[str | None], query_key: Callable[[str], str]) -> 
     ok &= _next(pairs, host_end) + 1 >= path_end  # no "//" or "/." in the path
     fragment = np.minimum(_next(special[kinds == ord("#")], path_end), stops)
     ok &= (fragment == stops) | (buf[fragment + 1] != ord("!"))
+    slash_cut = (path_end - 1 > host_end) & (buf[path_end - 1] == ord("/"))  # a trailing "/" goes
+    cut = path_end - slash_cut
     query = np.flatnonzero(ok & (path_end + 1 < fragment))
     if len(query):
         distinct = _spans(raw, path_end[query] + 1, fragment[query]).dictionary_encode()
-        kept = [bool(query_key(text.decode("ascii"))) for text in distinct.dictionary.to_pylist()]
-        ok[query[np.array(kept, bool)[numpy_ints(distinct.indices)]]] = False
+        texts = [text.decode("ascii") for text in distinct.dictionary.to_pylist()]
+        normalised = list(map(query_key, texts))
+        per_query = numpy_ints(distinct.indices)
+        kept = np.array(list(map(bool, normalised)), bool)[per_query]
+        as_written = np.array([n == t for n, t in zip(normalised, texts, strict=True)], bool)[per_query]
+        whole = kept & as_written & ~slash_cut[query]  # the key runs on to the end of the query
+        cut[query[whole]] = fragment[query[whole]]
+        ok[query[kept & ~whole]] = False
     where = np.flatnonzero(ok)
-    host, host_end, path_end = host[where], host_end[where], path_end[where]
+    host, host_end = host[where], host_end[where]
     www = _word(raw, 4, host) == _WWW
     www[www] = _has_byte(buf, host[www] + 4, host_end[www], ord("."))
-    cut = path_end - ((path_end - 1 > host_end) & (buf[path_end - 1] == ord("/")))
-    return _spans(raw, host + 4 * www, cut), where
+    return _spans(raw, host + 4 * www, cut[where]), where
