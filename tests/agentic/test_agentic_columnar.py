@@ -36,6 +36,8 @@ URLS = [
     "https://a.org/x#top",
     "https://A.org/x?b=2&a=1",
     "https://a.org/x?a=1&b=2",
+    "https://www.a.org/x?a=1&b=2#f",
+    "https://a.org/x/?a=1&b=2",
     "https://a.org/y",
     "https://b.org/p/../q",
     "b.org/q",
@@ -62,6 +64,7 @@ BANNER = "We use cookies to improve your experience. Accept all cookies now."
 SNIPPETS = [
     "What is new in Python 3.11: faster interpreter and better errors",
     "what is NEW in python 3.11 — faster interpreter, and better errors...",
+    "What’s new in Python 3.11 — “faster” interpreter and better errors",
     "What is new in Python 3.11: faster",
     "What is new in Python 3.11: faster interpreter",
     BANNER,
