@@ -29,6 +29,8 @@ def near_miss_key(value: Any, fields: Iterable[str]) -> tuple[str, str] | None:
     if not isinstance(value, dict):
         return None
     names = dict.fromkeys(fields)
+    if value.keys() <= names.keys():  # the common case: no unknown key
+        return None
     lowered = {f.lower(): f for f in names if f not in value}
     choices = list(lowered)
     for key in value:

@@ -2,8 +2,8 @@
 
 Every long command reports through this one module: ``ragmeter run`` (questions asked), ``eval``
 and ``run`` with judges (judgements), ``mine`` (questions and trials), ``agentic`` (traces
-labelled by a judge; without one, the file read and the traces scored once that takes over two
-seconds), ``calibrate`` (pairs scored) and ``synth`` (generation tasks, then mine's questions
+labelled by a judge; without one, the file read, an export's records imported, the traces
+prepared and scored, once that takes over two seconds), ``calibrate`` (pairs scored) and ``synth`` (generation tasks, then mine's questions
 and trials); ``ragmeter.run(..., progress=True)`` too.
 
 - On a terminal, each task is a bar with done/total, the rate, the time elapsed and an ETA. The

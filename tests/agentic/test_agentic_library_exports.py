@@ -197,6 +197,37 @@ def test_otel_genai_spans_from_the_sdk_file_exporter(genai_export: Path) -> None
     )
 
 
+def test_an_export_reports_its_import_and_preparation(
+    genai_export: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """After the reading: the records converted, then each trace built, validated and prepared."""
+    from ragmeter.agentic import api, load
+
+    monkeypatch.setattr(load, "REPORT_EVERY", 1)
+    monkeypatch.setattr(api, "REPORT_EVERY", 1)
+    heard: list[tuple[str, int, int]] = []
+    result = evaluate_agentic(genai_export, step_progress=lambda *step: heard.append(step))
+    records = len(genai_export.read_text(encoding="utf-8").splitlines())
+    importing = [(d, t) for s, d, t in heard if s == api.IMPORTING]
+    preparing = [(d, t) for s, d, t in heard if s == api.PREPARING]
+    assert importing == [(i, records) for i in range(records)] + [(records, records)]
+    assert preparing == [(0, 2), (1, 2), (2, 2)] and len(result.traces) == 2
+    assert [s for s, _, _ in heard] == [api.IMPORTING] * len(importing) + [api.PREPARING] * 3
+
+
+def test_the_command_shows_the_import_and_preparation_in_a_ci_log(
+    genai_export: Path, cli: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import ragmeter.cli.agentic_cmd as command
+
+    monkeypatch.setattr(command, "PROGRESS_AFTER_S", 0.0)  # as if the work had taken a while
+    code, _, err = cli(["agentic", "--traces", str(genai_export)])
+    records = len(genai_export.read_text(encoding="utf-8").splitlines())
+    assert code == 0
+    assert f"importing traces: {records}/{records} records (100%)" in err
+    assert "preparing traces: 2/2 traces (100%)" in err and "scoring traces: 2/2 traces (100%)" in err
+
+
 def test_otel_search_tools_option_forced_format_and_interleaved_records(
     genai_export: Path, tmp_path: Path
 ) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import operator
 import platform
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from datetime import UTC, datetime
@@ -15,13 +16,13 @@ from ragmeter.agentic.clusters import cluster_trace
 from ragmeter.agentic.columnar import collector_paused, columnar_applies, evaluate_columnar
 from ragmeter.agentic.gains import GainLabeller, LabellerMemo, resolve_gains
 from ragmeter.agentic.labels import Label, label_from_record, load_labels
-from ragmeter.agentic.load import iter_traces
+from ragmeter.agentic.load import REPORT_EVERY, iter_traces
 from ragmeter.agentic.metrics import GOOD_THRESHOLD, ITERATIONS_CAP
 from ragmeter.agentic.prepare import PreparedTrace, prepare_trace
 from ragmeter.agentic.result import AgenticResult
 from ragmeter.agentic.scoring import TraceScore, score_trace, unscorable
 from ragmeter.agentic.trace import Trace
-from ragmeter.agentic.validate import LoadedTrace, unique_ids, validate_trace
+from ragmeter.agentic.validate import KnownLength, LoadedTrace, unique_ids, validate_trace
 from ragmeter.dedup.keys import KeyMaker
 from ragmeter.dedup.policy import DedupPolicy
 from ragmeter.dedup.two_phase import find_boilerplate
@@ -37,11 +38,18 @@ def _load(
     trace_format: str,
     search_tools: Sequence[str] | None,
     read_progress: Callable[[int, int], None] | None = None,
+    step_progress: StepProgress | None = None,
 ) -> tuple[Iterator[LoadedTrace], dict[str, Any]]:
     if isinstance(traces, (str, Path)):
         path = Path(traces)
         stream, fmt = iter_traces(
-            path, trace_format=trace_format, search_tools=search_tools, read_progress=read_progress
+            path,
+            trace_format=trace_format,
+            search_tools=search_tools,
+            read_progress=read_progress,
+            import_progress=None
+            if step_progress is None
+            else (lambda done, total: step_progress(IMPORTING, done, total)),
         )
         return stream, {"path": str(path), "sha256": file_sha256(path), "format": fmt}
     items = []
@@ -49,7 +57,11 @@ def _load(
         where = f"traces[{index}]"
         trace = item if isinstance(item, Trace) else validate_trace(item, where=where)
         items.append(LoadedTrace(trace, where))
-    return unique_ids(items), {"path": None, "format": "native", "n_traces": len(items)}
+    return KnownLength(unique_ids(items), len(items)), {
+        "path": None,
+        "format": "native",
+        "n_traces": len(items),
+    }
 
 
 def _labels(labels: LabelsLike, keys: KeyMaker) -> tuple[dict[str, list[Label]], dict[str, Any] | None]:
@@ -115,16 +127,14 @@ def _reference(
     details: bool,
     progress: Callable[[int, int], None] | None,
     read_progress: Callable[[int, int], None] | None,
+    step_progress: StepProgress | None,
 ) -> tuple[
     list[PreparedTrace], list[TraceScore], dict[str, Any], dict[str, list[Label]], dict[str, Any] | None, int
 ]:
     """The record-at-a-time path: load → validate → prepare → dedup → gains → score, trace by trace."""
-    loaded, trace_source = _load(traces, trace_format, search_tools, read_progress)
+    loaded, trace_source = _load(traces, trace_format, search_tools, read_progress, step_progress)
     labels_by_trace, labels_source = _labels(labels, keys)
-
-    prepared = [
-        prepare_trace(t.trace, where=t.where, keys=keys) for t in loaded
-    ]  # streams: models are dropped
+    prepared = _prepared(loaded, keys, step_progress)
     boilerplate = find_boilerplate((k for p in prepared for k in p.keys), min_urls=policy.boilerplate_urls)
     memo: LabellerMemo = {}
     scores: list[TraceScore] = []
@@ -146,6 +156,29 @@ def _reference(
     return prepared, scores, trace_source, labels_by_trace, labels_source, len(boilerplate)
 
 
+StepProgress = Callable[[str, int, int], None]
+"""``(step, done, total)``: the steps between reading a trace file and scoring it (:data:`IMPORTING`, :data:`PREPARING`)."""
+IMPORTING = "importing traces"
+"""The records of an export (OTLP, OpenAI Agents, LangSmith) converted into traces."""
+PREPARING = "preparing traces"
+"""The dedup keys of each trace, on the record-at-a-time path, when the number of traces is known."""
+
+
+def _prepared(
+    loaded: Iterator[LoadedTrace], keys: KeyMaker, step_progress: StepProgress | None
+) -> list[PreparedTrace]:
+    """Each trace prepared (streams: the models are dropped), with progress when their number is known."""
+    total = operator.length_hint(loaded) if step_progress is not None else 0
+    prepared: list[PreparedTrace] = []
+    for t in loaded:
+        if total and len(prepared) % REPORT_EVERY == 0:
+            step_progress(PREPARING, len(prepared), total)  # type: ignore[misc]
+        prepared.append(prepare_trace(t.trace, where=t.where, keys=keys))
+    if total:
+        step_progress(PREPARING, len(prepared), total)  # type: ignore[misc]
+    return prepared
+
+
 def evaluate_agentic(
     traces: TracesLike,
     labels: LabelsLike = None,
@@ -159,6 +192,7 @@ def evaluate_agentic(
     progress: Callable[[int, int], None] | None = None,
     engine: Literal["auto", "reference"] = "auto",
     read_progress: Callable[[int, int], None] | None = None,
+    step_progress: StepProgress | None = None,
 ) -> AgenticResult:
     """Score agentic search traces with the Retrieved Good Gain metrics.
 
@@ -169,7 +203,9 @@ def evaluate_agentic(
     ``details`` adds the dedup record of every result to each trace. ``progress(done, total)``
     is called as traces are scored (with a labeller, each may wait on the judge);
     ``read_progress(bytes read, file size)`` as a trace file is read (native JSON Lines are also
-    validated as they are read). ``engine="auto"`` reads a
+    validated as they are read); ``step_progress(step, done, total)`` as an export's records are
+    converted (:data:`IMPORTING`) and as traces of known number are prepared on the
+    record-at-a-time path (:data:`PREPARING`). ``engine="auto"`` reads a
     native JSON Lines file on the columnar fast path (:mod:`ragmeter.agentic.columnar`) when no
     labeller and no ``details`` are asked for; ``"reference"`` always takes the record-at-a-time
     path. Both give the same result.
@@ -217,6 +253,7 @@ def evaluate_agentic(
             details,
             progress,
             read_progress,
+            step_progress,
         )
 
     provenance = {

@@ -15,12 +15,13 @@ trace exports (:mod:`ragmeter.agentic.importers`) build theirs the same way.
 from __future__ import annotations
 
 import json
+import operator
 from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any, Literal
 
 from ragmeter.agentic.importers import SearchToolMatcher, import_records
-from ragmeter.agentic.validate import LoadedTrace, unique_ids, validate_trace
+from ragmeter.agentic.validate import KnownLength, LoadedTrace, unique_ids, validate_trace
 from ragmeter.errors import InputError
 from ragmeter.io.jsonyaml import json_lines, loads_json
 from ragmeter.io.records import Record
@@ -166,16 +167,45 @@ def first_record(path: Path) -> Record | None:
     return Record(loads_json(line, source=str(path), line=lineno), f"{path}:{lineno}")
 
 
+class _ReportedRecords(Sequence[Record]):
+    """Records that say how many were taken as an importer goes through them (every :data:`REPORT_EVERY`, and the end)."""
+
+    def __init__(self, records: Sequence[Record], progress: ProgressCallback) -> None:
+        self._records = records
+        self._progress = progress
+
+    def __len__(self) -> int:
+        return len(self._records)
+
+    def __getitem__(self, index: Any) -> Any:
+        return self._records[index]
+
+    def __iter__(self) -> Iterator[Record]:
+        total = len(self._records)
+        for done, record in enumerate(self._records):
+            if done % REPORT_EVERY == 0:
+                self._progress(done, total)
+            yield record
+        self._progress(total, total)
+
+
+REPORT_EVERY = 64
+"""Records (or traces) between two progress reports of the import and the preparation."""
+
+
 def iter_traces(
     path: Path,
     *,
     trace_format: str = "auto",
     search_tools: Sequence[str] | None = None,
     read_progress: ProgressCallback | None = None,
+    import_progress: ProgressCallback | None = None,
 ) -> tuple[Iterator[LoadedTrace], TraceFormat]:
     """Like :func:`load_traces`, but native JSON Lines are validated lazily, one line at a time.
 
-    ``read_progress(bytes read, file size)`` hears of the reading as it goes (every :data:`~ragmeter.io.text_files.READ_PROGRESS_BYTES` and at the end).
+    ``read_progress(bytes read, file size)`` hears of the reading as it goes (every :data:`~ragmeter.io.text_files.READ_PROGRESS_BYTES` and at the end);
+    ``import_progress(records, all records)`` of an export's records as they are converted.
+    Traces of a file read whole know their number (``operator.length_hint``).
     """
     if trace_format not in TRACE_FORMATS:
         raise InputError(f"unknown trace format {trace_format!r}; expected one of {', '.join(TRACE_FORMATS)}")
@@ -194,18 +224,21 @@ def iter_traces(
     else:
         fmt = trace_format  # type: ignore[assignment]
     if fmt == "native":
-        stream = (
-            _native_stream(path, read_progress) if first is not None else iter(load_native(records or []))
-        )
-        return unique_ids(stream), fmt
+        if first is not None:
+            return unique_ids(_native_stream(path, read_progress)), fmt
+        native = load_native(records or [])
+        return KnownLength(unique_ids(native), len(native)), fmt
+    if records is None:
+        records = read_records(path, read_progress)
     traces = import_records(
-        records if records is not None else read_records(path, read_progress),
+        records if import_progress is None else _ReportedRecords(records, import_progress),
         fmt,
         SearchToolMatcher(search_tools),
     )
-    if not traces:
+    count = operator.length_hint(traces)
+    if not count:
         raise InputError(f"no agent traces found in this {fmt} export", where=str(path))
-    return unique_ids(traces), fmt
+    return KnownLength(unique_ids(traces), count), fmt
 
 
 def load_traces(

@@ -67,6 +67,25 @@ def validate_trace(value: Any, *, where: str) -> Trace:
         raise InputError(describe_validation_error(exc), where=where) from None
 
 
+class KnownLength(Iterator[LoadedTrace]):
+    """Traces one at a time, from a source that knows how many there are (``operator.length_hint``).
+
+    >>> import operator
+    >>> operator.length_hint(KnownLength(iter([]), 3))
+    3
+    """
+
+    def __init__(self, traces: Iterator[LoadedTrace], count: int) -> None:
+        self._traces = traces
+        self._count = count
+
+    def __next__(self) -> LoadedTrace:
+        return next(self._traces)
+
+    def __length_hint__(self) -> int:
+        return self._count
+
+
 def unique_ids(traces: Iterable[LoadedTrace]) -> Iterator[LoadedTrace]:
     """Pass traces through, rejecting a repeated id (naming both places)."""
     seen: dict[str, str] = {}

@@ -24,9 +24,11 @@ if TYPE_CHECKING:
     from ragmeter.agentic.result import AgenticResult
 
 MAX_ROWS = 30
-PROGRESS_AFTER_S = 2.0
-"""Seconds of work (reading and scoring traces, without a judge) before progress is shown."""
 """Iterations shown in full; longer tables show the first and last rows."""
+PROGRESS_AFTER_S = 2.0
+"""Seconds of work (reading, importing, preparing and scoring traces, without a judge) before progress is shown."""
+_UNITS = {"importing traces": "records"}
+"""The unit of each step shown (``evaluate_agentic``'s ``step_progress``); traces by default."""
 
 METRIC_COLUMNS = ("CG", "RG", "DCG", "DRG", "AvgGain", "RAG", "DRAG", "SRE", "SRR")
 COUNT_COLUMNS = ("R", "UR", "GR", "Dup", "R_cum", "UR_cum", "GR_cum", "Dup_cum")
@@ -191,6 +193,7 @@ def agentic_command(
             labeller=labeller,
             progress=lambda done, total: show(step, done, total, "traces"),
             read_progress=lambda done, total: show("reading traces", done >> 20, total >> 20, "MB"),
+            step_progress=lambda step, done, total: show(step, done, total, _UNITS.get(step, "traces")),
         )
     finally:
         progress.stop()

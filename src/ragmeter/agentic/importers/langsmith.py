@@ -29,7 +29,7 @@ from ragmeter.agentic.importers.assemble import (
     build_trace,
 )
 from ragmeter.agentic.importers.tool_output import parse_tool_output, query_from_arguments
-from ragmeter.agentic.validate import LoadedTrace
+from ragmeter.agentic.validate import KnownLength
 from ragmeter.errors import InputError
 from ragmeter.io.records import Record
 
@@ -97,7 +97,7 @@ def _search_event(run: Mapping[str, Any], is_search: SearchToolMatcher) -> Searc
     )
 
 
-def import_langsmith(records: Sequence[Record], is_search: SearchToolMatcher) -> list[LoadedTrace]:
+def import_langsmith(records: Sequence[Record], is_search: SearchToolMatcher) -> KnownLength:
     """Convert LangSmith runs into traces (one per conversation thread)."""
     runs: dict[str, tuple[dict[str, Any], str]] = {}
     for run, where in _runs(records):
@@ -129,7 +129,7 @@ def import_langsmith(records: Sequence[Record], is_search: SearchToolMatcher) ->
     conversations: dict[str, list[str]] = {}
     for trace_id in turns:
         conversations.setdefault(thread_of.get(trace_id, trace_id), []).append(trace_id)
-    return [
+    built = (
         build_trace(
             conversation,
             [turns[t] for t in trace_ids],
@@ -137,7 +137,8 @@ def import_langsmith(records: Sequence[Record], is_search: SearchToolMatcher) ->
             metadata={"source": "langsmith", "langsmith_trace_ids": trace_ids},
         )
         for conversation, trace_ids in conversations.items()
-    ]
+    )
+    return KnownLength(built, len(conversations))
 
 
 def _root_id(run: Mapping[str, Any], runs: Mapping[str, tuple[dict[str, Any], str]]) -> str:

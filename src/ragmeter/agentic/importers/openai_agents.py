@@ -31,7 +31,7 @@ from ragmeter.agentic.importers.assemble import (
     build_trace,
 )
 from ragmeter.agentic.importers.tool_output import ParsedOutput, parse_tool_output, query_from_arguments
-from ragmeter.agentic.validate import LoadedTrace
+from ragmeter.agentic.validate import KnownLength
 from ragmeter.errors import InputError
 from ragmeter.io.records import Record
 
@@ -72,7 +72,7 @@ def _user_from_generation(data: Mapping[str, Any]) -> str | None:
     return None
 
 
-def import_openai_agents(records: Sequence[Record], is_search: SearchToolMatcher) -> list[LoadedTrace]:
+def import_openai_agents(records: Sequence[Record], is_search: SearchToolMatcher) -> KnownLength:
     """Convert OpenAI Agents SDK trace/span objects into traces (one per conversation)."""
     traces: dict[str, dict[str, Any]] = {}
     spans: dict[str, list[dict[str, Any]]] = {}
@@ -126,19 +126,17 @@ def import_openai_agents(records: Sequence[Record], is_search: SearchToolMatcher
     for trace_id in turns:
         group = traces.get(trace_id, {}).get("group_id")
         conversations.setdefault(str(group) if group else trace_id, []).append(trace_id)
-    out = []
-    for conversation, trace_ids in conversations.items():
-        first = traces.get(trace_ids[0], {})
-        out.append(
-            build_trace(
-                conversation,
-                [turns[t] for t in trace_ids],
-                where=where_of[trace_ids[0]],
-                metadata={
-                    "source": "openai-agents",
-                    "openai_trace_ids": trace_ids,
-                    "workflow_name": first.get("workflow_name"),
-                },
-            )
+    built = (
+        build_trace(
+            conversation,
+            [turns[t] for t in trace_ids],
+            where=where_of[trace_ids[0]],
+            metadata={
+                "source": "openai-agents",
+                "openai_trace_ids": trace_ids,
+                "workflow_name": traces.get(trace_ids[0], {}).get("workflow_name"),
+            },
         )
-    return out
+        for conversation, trace_ids in conversations.items()
+    )
+    return KnownLength(built, len(conversations))

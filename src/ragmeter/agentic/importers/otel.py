@@ -32,7 +32,7 @@ from ragmeter.agentic.importers.assemble import (
     build_trace,
 )
 from ragmeter.agentic.importers.tool_output import map_result, parse_tool_output, query_from_arguments
-from ragmeter.agentic.validate import LoadedTrace
+from ragmeter.agentic.validate import KnownLength
 from ragmeter.errors import InputError
 from ragmeter.io.records import Record
 
@@ -182,8 +182,8 @@ def _search_event(
     return None
 
 
-def import_otel(records: Sequence[Record], is_search: SearchToolMatcher) -> list[LoadedTrace]:
-    """Convert OTLP/JSON records into traces (one per conversation)."""
+def import_otel(records: Sequence[Record], is_search: SearchToolMatcher) -> KnownLength:
+    """Convert OTLP/JSON records into traces (one per conversation), each built and validated as it is taken."""
     turns: dict[str, TurnEvents] = {}
     conversation_of: dict[str, str] = {}
     where_of: dict[str, str] = {}
@@ -211,7 +211,7 @@ def import_otel(records: Sequence[Record], is_search: SearchToolMatcher) -> list
     conversations: dict[str, list[str]] = {}
     for trace_id in turns:
         conversations.setdefault(conversation_of.get(trace_id, trace_id), []).append(trace_id)
-    return [
+    built = (
         build_trace(
             conversation,
             [turns[t] for t in trace_ids],
@@ -219,4 +219,5 @@ def import_otel(records: Sequence[Record], is_search: SearchToolMatcher) -> list
             metadata={"source": "otel", "otel_trace_ids": trace_ids},
         )
         for conversation, trace_ids in conversations.items()
-    ]
+    )
+    return KnownLength(built, len(conversations))
