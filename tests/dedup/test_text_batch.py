@@ -163,3 +163,29 @@ def test_texts_unified_together_equal_each_unified_alone(texts: list[str]) -> No
     from ragmeter.dedup.content_key import nfkc_unified, nfkc_unified_all
 
     assert nfkc_unified_all(texts) == [nfkc_unified(t) for t in texts]
+
+
+def _bounds_by_hand(texts: list[str], chunk_chars: int, most: int) -> list[tuple[int, int]]:
+    """Chunks as the rule says: up to ``most`` texts, the longest run whose lengths fit, at least one text."""
+    out, start = [], 0
+    while start < len(texts):
+        stop, used = start, 0
+        while stop < min(start + most, len(texts)) and (
+            stop == start or used + len(texts[stop]) <= chunk_chars
+        ):
+            used += len(texts[stop])
+            stop += 1
+        out.append((start, stop))
+        start = stop
+    return out
+
+
+@given(st.lists(st.text(alphabet="ab", max_size=9), max_size=30), st.integers(1, 20), st.integers(1, 5))
+def test_chunk_bounds_follow_the_rule(texts: list[str], chunk_chars: int, most: int) -> None:
+    import ragmeter.dedup.text_batch as text_batch
+
+    old, text_batch._CHUNK_TEXTS = text_batch._CHUNK_TEXTS, most
+    try:
+        assert list(text_batch.chunk_bounds(texts, chunk_chars)) == _bounds_by_hand(texts, chunk_chars, most)
+    finally:
+        text_batch._CHUNK_TEXTS = old
