@@ -509,7 +509,11 @@ def _add_trace(cols: NativeColumns, trace: Any, tid: str, where: str) -> None:
         cols.urls.add(map(_URL, results), n, cols.url)
         cols.texts.add(map(_TITLE, results), n, cols.title)
         cols.texts.add(map(_SNIPPET, results), n, cols.snippet)
-        cols.gain.frombytes(np.array(list(map(_GAIN, results)), np.float64).tobytes())
+        gains = list(map(_GAIN, results))
+        if None in gains:  # no gain: NaN
+            cols.gain.frombytes(np.array(gains, np.float64).tobytes())
+        else:
+            cols.gain.extend(gains)
     cols.trace_starts.append(len(cols.gain))
 
 
