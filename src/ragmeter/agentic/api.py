@@ -33,6 +33,14 @@ TracesLike = str | Path | Sequence[Trace | Mapping[str, Any]]
 LabelsLike = str | Path | Sequence[Mapping[str, Any]] | None
 
 
+StepProgress = Callable[[str, int, int], None]
+"""``(step, done, total)``: the steps between reading a trace file and scoring it (:data:`IMPORTING`, :data:`PREPARING`)."""
+IMPORTING = "importing traces"
+"""The records of an export (OTLP, OpenAI Agents, LangSmith) converted into traces."""
+PREPARING = "preparing traces"
+"""The dedup keys of each trace, on the record-at-a-time path, when the number of traces is known."""
+
+
 def _load(
     traces: TracesLike,
     trace_format: str,
@@ -156,26 +164,19 @@ def _reference(
     return prepared, scores, trace_source, labels_by_trace, labels_source, len(boilerplate)
 
 
-StepProgress = Callable[[str, int, int], None]
-"""``(step, done, total)``: the steps between reading a trace file and scoring it (:data:`IMPORTING`, :data:`PREPARING`)."""
-IMPORTING = "importing traces"
-"""The records of an export (OTLP, OpenAI Agents, LangSmith) converted into traces."""
-PREPARING = "preparing traces"
-"""The dedup keys of each trace, on the record-at-a-time path, when the number of traces is known."""
-
-
 def _prepared(
     loaded: Iterator[LoadedTrace], keys: KeyMaker, step_progress: StepProgress | None
 ) -> list[PreparedTrace]:
     """Each trace prepared (streams: the models are dropped), with progress when their number is known."""
-    total = operator.length_hint(loaded) if step_progress is not None else 0
+    total = operator.length_hint(loaded)
+    if step_progress is None or not total:
+        return [prepare_trace(t.trace, where=t.where, keys=keys) for t in loaded]
     prepared: list[PreparedTrace] = []
     for t in loaded:
-        if total and len(prepared) % REPORT_EVERY == 0:
-            step_progress(PREPARING, len(prepared), total)  # type: ignore[misc]
+        if len(prepared) % REPORT_EVERY == 0:
+            step_progress(PREPARING, len(prepared), total)
         prepared.append(prepare_trace(t.trace, where=t.where, keys=keys))
-    if total:
-        step_progress(PREPARING, len(prepared), total)  # type: ignore[misc]
+    step_progress(PREPARING, len(prepared), total)
     return prepared
 
 
