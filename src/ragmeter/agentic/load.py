@@ -167,6 +167,10 @@ def first_record(path: Path) -> Record | None:
     return Record(loads_json(line, source=str(path), line=lineno), f"{path}:{lineno}")
 
 
+REPORT_EVERY = 64
+"""Records (or traces) between two progress reports of the import and the preparation."""
+
+
 class _ReportedRecords(Sequence[Record]):
     """Records that say how many were taken as an importer goes through them (every :data:`REPORT_EVERY`, and the end)."""
 
@@ -187,10 +191,6 @@ class _ReportedRecords(Sequence[Record]):
                 self._progress(done, total)
             yield record
         self._progress(total, total)
-
-
-REPORT_EVERY = 64
-"""Records (or traces) between two progress reports of the import and the preparation."""
 
 
 def iter_traces(

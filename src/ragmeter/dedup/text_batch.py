@@ -16,8 +16,8 @@ whatever the number of words:
 
 Non-ASCII text without tags or entities is first unified as ``normalise_text`` does
 (:func:`~ragmeter.dedup.content_key.nfkc_unified`: NFKC, curly quotes and dashes made ASCII),
-all the chunk's at once; when that makes it plain it goes the plain way. Any other text (tags, entities, NUL, text still
-non-ASCII) goes through ``normalise_text`` itself. The outputs equal ``normalise_text``'s for
+all the chunk's at once; when that makes it plain it goes the plain way. Any other text (tags,
+entities, NUL, text still non-ASCII) goes through ``normalise_text`` itself. The outputs equal ``normalise_text``'s for
 every input (a property test compares them).
 
 >>> texts = ["  The END…  ", "C++ (and C#)!", "...", "<b>Python&nbsp;3.11</b>"]
