@@ -504,8 +504,12 @@ def _add_trace(cols: NativeColumns, trace: Any, tid: str, where: str) -> None:
         for number, size in enumerate(sizes, start=1):
             cols.iteration.extend(itertools.repeat(number, size))
         n = len(results)
-        cols.ids.add(map(_DOMAIN_ID, results), n, cols.domain_id)
-        cols.ids.add(map(_ID, results), n, cols.generic_id)
+        for column, codes in ((_DOMAIN_ID, cols.domain_id), (_ID, cols.generic_id)):
+            ids = list(map(column, results))
+            if ids.count(None) == n:  # the field is often left out by a whole export: code 0 each
+                codes.frombytes(bytes(codes.itemsize * n))
+            else:
+                cols.ids.add(ids, n, codes)
         cols.urls.add(map(_URL, results), n, cols.url)
         cols.texts.add(map(_TITLE, results), n, cols.title)
         cols.texts.add(map(_SNIPPET, results), n, cols.snippet)
