@@ -28,7 +28,7 @@ def near_miss_key(value: Any, fields: Iterable[str]) -> tuple[str, str] | None:
     """
     if not isinstance(value, dict):
         return None
-    names = dict.fromkeys(fields)
+    names = fields if isinstance(fields, dict) else dict.fromkeys(fields)  # a model's fields: a dict
     if value.keys() <= names.keys():  # the common case: no unknown key
         return None
     lowered = {f.lower(): f for f in names if f not in value}

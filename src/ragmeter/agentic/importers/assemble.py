@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from fnmatch import fnmatchcase
 from typing import Any
 
-from ragmeter.agentic.trace import Iteration, Search, SearchResult, Turn
+from ragmeter.agentic.trace import Turn
 from ragmeter.agentic.validate import LoadedTrace, validate_trace
 
 DEFAULT_SEARCH_TOOLS: tuple[str, ...] = (
@@ -79,33 +79,34 @@ class TurnEvents:
     note: str | None = None
 
 
-def _search(event: SearchEvent) -> Search:
-    results = None
-    if event.results is not None:
-        results = [SearchResult.model_validate(r) for r in event.results]
-    return Search(
-        query=event.query,
-        tool=event.tool,
-        results=results,
-        results_not_captured=event.not_captured if results is None else None,
-        span_id=event.span_id,
-    )
+def _search(event: SearchEvent) -> dict[str, Any]:
+    """A search as the trace format writes it (fields left at their default left out)."""
+    search = {
+        "query": event.query,
+        "tool": event.tool,
+        "results": None if event.results is None else list(event.results),
+        "results_not_captured": event.not_captured if event.results is None else None,
+        "span_id": event.span_id,
+    }
+    return {key: value for key, value in search.items() if value is not None}
 
 
-def build_turn(events: Sequence[StepEvent | SearchEvent], *, user: str | None = None) -> Turn:
-    """Group time-ordered events into iterations (ties keep the given order).
+def turn_value(events: Sequence[StepEvent | SearchEvent], *, user: str | None = None) -> dict[str, Any]:
+    """Group time-ordered events into iterations (ties keep the given order): a turn as the trace format writes it.
+
+    Not validated here: :func:`build_trace` validates the whole trace once, naming the field.
 
     >>> events = [StepEvent(1), SearchEvent(2, "q1", "search", [{"url": "https://a.org"}]),
     ...           SearchEvent(3, "q2", "search", None, not_captured="no tool output recorded"),
     ...           StepEvent(4), StepEvent(5), SearchEvent(6, "q3", "search", [])]
-    >>> turn = build_turn(events, user="hi")
-    >>> [len(it.searches) for it in turn.iterations]
+    >>> turn = turn_value(events, user="hi")
+    >>> [len(it["searches"]) for it in turn["iterations"]]
     [2, 0, 1]
-    >>> turn.iterations[0].searches[1].results is None
-    True
+    >>> turn["iterations"][0]["searches"][1]
+    {'query': 'q2', 'tool': 'search', 'results_not_captured': 'no tool output recorded'}
     """
     ordered = sorted(enumerate(events), key=lambda pair: (pair[1].start, pair[0]))
-    groups: list[list[Search]] = []
+    groups: list[list[dict[str, Any]]] = []
     for _, event in ordered:
         if isinstance(event, StepEvent):
             groups.append([])
@@ -113,7 +114,20 @@ def build_turn(events: Sequence[StepEvent | SearchEvent], *, user: str | None = 
         if not groups:
             groups.append([])
         groups[-1].append(_search(event))
-    return Turn(user=user, iterations=[Iteration(searches=group) for group in groups])
+    turn: dict[str, Any] = {"iterations": [{"searches": group} for group in groups]}
+    if user is not None:
+        turn["user"] = user
+    return turn
+
+
+def build_turn(events: Sequence[StepEvent | SearchEvent], *, user: str | None = None) -> Turn:
+    """:func:`turn_value`, validated.
+
+    >>> turn = build_turn([StepEvent(1), SearchEvent(2, "q", "search", [{"url": "https://a.org"}])], user="hi")
+    >>> turn.user, turn.iterations[0].searches[0].results[0].url
+    ('hi', 'https://a.org')
+    """
+    return Turn.model_validate(turn_value(events, user=user))
 
 
 def build_trace(
@@ -128,12 +142,12 @@ def build_trace(
     ordered = sorted(turns, key=lambda t: t.start)
     built = []
     for turn_events in ordered:
-        turn = build_turn(turn_events.events, user=turn_events.user)
-        if turn_events.note is not None and not any(s for it in turn.iterations for s in it.searches):
-            turn.iterations.append(
-                Iteration(searches=[Search(tool="(not exported)", results_not_captured=turn_events.note)])
+        turn = turn_value(turn_events.events, user=turn_events.user)
+        if turn_events.note is not None and not any(it["searches"] for it in turn["iterations"]):
+            turn["iterations"].append(
+                {"searches": [{"tool": "(not exported)", "results_not_captured": turn_events.note}]}
             )
-        built.append(turn.model_dump(exclude_defaults=True))
+        built.append(turn)
     value = {"trace_id": trace_id, "turns": built, "metadata": metadata or {}}
     if task is not None:
         value["task"] = task

@@ -83,7 +83,10 @@ def _text(value: Any) -> str | None:
 
 def _first(mapping: Mapping[str, Any], keys: tuple[str, ...], *, urls_only: bool = False) -> str | None:
     for key in keys:
-        text = _text(mapping.get(key))
+        value = mapping.get(key)
+        if value is None:  # most keys are absent
+            continue
+        text = _text(value)
         if text is not None and (not urls_only or _URL_LIKE.match(text.strip())):
             return text
     return None
@@ -101,6 +104,8 @@ def domain_id_from(mapping: Mapping[str, Any]) -> str | None:
     >>> domain_id_from({"pmid": 123}), domain_id_from({"title": "x"})
     ('pmid:123', None)
     """
+    if not _ID_FIELDS & mapping.keys():  # the common case: none of them
+        return None
     given = _text(mapping.get("domain_id"))
     if given is not None:
         return normalise_domain_id(given)
@@ -112,6 +117,10 @@ def domain_id_from(mapping: Mapping[str, Any]) -> str | None:
         return normalise_arxiv(arxiv)
     pmid = _text(mapping.get("pmid"))
     return None if pmid is None else "pmid:" + pmid.strip()
+
+
+_ID_FIELDS = frozenset({"domain_id", "doi", "arxiv_id", "arxiv", "pmid"})
+"""The fields :func:`domain_id_from` reads."""
 
 
 def map_result(item: Mapping[str, Any]) -> dict[str, Any]:
