@@ -67,6 +67,13 @@ def capture() -> Iterator[CaptureServer]:
 
 
 def scores_by_id(path: Path, **kwargs: Any) -> dict[str, Any]:
+    """Each trace's score with its dedup details; on the way, the fast path's JSON equals the reference's."""
+    fast, reference = (
+        evaluate_agentic(path, engine=e, **kwargs).to_json_dict() for e in ("auto", "reference")
+    )
+    for data in (fast, reference):
+        data["provenance"].pop("created_at")
+    assert fast == reference
     return {t.trace_id: t for t in evaluate_agentic(path, details=True, **kwargs).traces}
 
 
@@ -201,10 +208,10 @@ def test_an_export_reports_its_import_and_preparation(
     genai_export: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """After the reading: the records converted, then each trace built, validated and prepared."""
-    from ragmeter.agentic import api, load
+    from ragmeter.agentic import api, columnar_exports, load
 
-    monkeypatch.setattr(load, "REPORT_EVERY", 1)
-    monkeypatch.setattr(api, "REPORT_EVERY", 1)
+    for module in (load, api, columnar_exports):
+        monkeypatch.setattr(module, "REPORT_EVERY", 1)
     heard: list[tuple[str, int, int]] = []
     result = evaluate_agentic(genai_export, step_progress=lambda *step: heard.append(step))
     records = len(genai_export.read_text(encoding="utf-8").splitlines())

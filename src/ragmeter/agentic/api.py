@@ -14,6 +14,7 @@ from ragmeter import __version__
 from ragmeter.agentic.aggregate import aggregate_scores
 from ragmeter.agentic.clusters import cluster_trace
 from ragmeter.agentic.columnar import collector_paused, columnar_applies, evaluate_columnar
+from ragmeter.agentic.columnar_exports import evaluate_loaded_columnar
 from ragmeter.agentic.gains import GainLabeller, LabellerMemo, resolve_gains
 from ragmeter.agentic.labels import Label, label_from_record, load_labels
 from ragmeter.agentic.load import REPORT_EVERY, iter_traces
@@ -208,8 +209,9 @@ def evaluate_agentic(
     converted (:data:`IMPORTING`) and as traces of known number are prepared on the
     record-at-a-time path (:data:`PREPARING`). ``engine="auto"`` reads a
     native JSON Lines file on the columnar fast path (:mod:`ragmeter.agentic.columnar`) when no
-    labeller and no ``details`` are asked for; ``"reference"`` always takes the record-at-a-time
-    path. Both give the same result.
+    labeller and no ``details`` are asked for, and other traces (an export, a JSON document, a
+    list) after building them one by one (:mod:`ragmeter.agentic.columnar_exports`);
+    ``"reference"`` always takes the record-at-a-time path. Both give the same result.
 
     >>> result = evaluate_agentic([{"trace_id": "t1", "turns": [{"iterations": [
     ...     {"searches": [{"query": "q", "results": [{"url": "https://a.org/x", "gain": 3},
@@ -241,6 +243,20 @@ def evaluate_agentic(
         )
         prepared, scores, n_boilerplate = run.prepared, run.scores, run.boilerplate_keys
         trace_source = {"path": str(Path(traces)), "sha256": run.sha256, "format": "native"}
+    elif engine == "auto" and labeller is None and not details:  # an export, a JSON document, a list
+        loaded, trace_source = _load(traces, trace_format, search_tools, read_progress, step_progress)
+        labels_by_trace, labels_source = _labels(labels, keys)
+        run = evaluate_loaded_columnar(
+            loaded,
+            labels_by_trace,
+            policy=policy,
+            good_threshold=good_threshold,
+            progress=progress,
+            prepare_progress=None
+            if step_progress is None
+            else (lambda done, total: step_progress(PREPARING, done, total)),
+        )
+        prepared, scores, n_boilerplate = run.prepared, run.scores, run.boilerplate_keys
     else:
         prepared, scores, trace_source, labels_by_trace, labels_source, n_boilerplate = _reference(
             traces,
