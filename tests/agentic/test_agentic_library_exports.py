@@ -235,6 +235,22 @@ def test_the_command_shows_the_import_and_preparation_in_a_ci_log(
     assert "preparing traces: 2/2 traces (100%)" in err and "scoring traces: 2/2 traces (100%)" in err
 
 
+def test_without_a_temporary_folder_an_export_takes_the_reference_path(
+    genai_export: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import tempfile
+
+    from ragmeter.agentic import api, columnar_exports
+
+    def no_folder() -> str:
+        raise FileNotFoundError("No usable temporary directory found")
+
+    monkeypatch.setattr(tempfile, "gettempdir", no_folder)
+    assert columnar_exports.temporary_folder_usable() is False
+    monkeypatch.setattr(api, "evaluate_loaded_columnar", lambda *_a, **_k: pytest.fail("the fast path"))
+    assert sorted(t.trace_id for t in evaluate_agentic(genai_export).traces) == ["conv-1", "conv-2"]
+
+
 def test_otel_search_tools_option_forced_format_and_interleaved_records(
     genai_export: Path, tmp_path: Path
 ) -> None:

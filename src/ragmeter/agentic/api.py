@@ -14,7 +14,7 @@ from ragmeter import __version__
 from ragmeter.agentic.aggregate import aggregate_scores
 from ragmeter.agentic.clusters import cluster_trace
 from ragmeter.agentic.columnar import collector_paused, columnar_applies, evaluate_columnar
-from ragmeter.agentic.columnar_exports import evaluate_loaded_columnar
+from ragmeter.agentic.columnar_exports import evaluate_loaded_columnar, temporary_folder_usable
 from ragmeter.agentic.gains import GainLabeller, LabellerMemo, resolve_gains
 from ragmeter.agentic.labels import Label, label_from_record, load_labels
 from ragmeter.agentic.load import REPORT_EVERY, iter_traces
@@ -243,7 +243,8 @@ def evaluate_agentic(
         )
         prepared, scores, n_boilerplate = run.prepared, run.scores, run.boilerplate_keys
         trace_source = {"path": str(Path(traces)), "sha256": run.sha256, "format": "native"}
-    elif engine == "auto" and labeller is None and not details:  # an export, a JSON document, a list
+    elif engine == "auto" and labeller is None and not details and temporary_folder_usable():
+        # an export, a JSON document, a list: built one by one, then the fast path
         loaded, trace_source = _load(traces, trace_format, search_tools, read_progress, step_progress)
         labels_by_trace, labels_source = _labels(labels, keys)
         run = evaluate_loaded_columnar(

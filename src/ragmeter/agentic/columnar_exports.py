@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import dataclasses
 import operator
+import os
 import tempfile
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
@@ -60,3 +61,16 @@ def evaluate_loaded_columnar(
         run.sha256,
         run.boilerplate_keys,
     )
+
+
+def temporary_folder_usable() -> bool:
+    """Whether a temporary folder can be written to (else the record-at-a-time path is taken).
+
+    >>> isinstance(temporary_folder_usable(), bool)
+    True
+    """
+    try:
+        folder = tempfile.gettempdir()
+    except OSError:  # no usable temporary folder at all
+        return False
+    return os.access(folder, os.W_OK | os.X_OK)
