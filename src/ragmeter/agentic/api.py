@@ -42,6 +42,13 @@ PREPARING = "preparing traces"
 """The dedup keys of each trace, on the record-at-a-time path, when the number of traces is known."""
 
 
+def _one_step(step_progress: StepProgress | None, step: str) -> Callable[[int, int], None] | None:
+    """``step_progress`` for one ``step``, as a ``(done, total)`` callback."""
+    if step_progress is None:
+        return None
+    return lambda done, total: step_progress(step, done, total)
+
+
 def _load(
     traces: TracesLike,
     trace_format: str,
@@ -56,9 +63,7 @@ def _load(
             trace_format=trace_format,
             search_tools=search_tools,
             read_progress=read_progress,
-            import_progress=None
-            if step_progress is None
-            else (lambda done, total: step_progress(IMPORTING, done, total)),
+            import_progress=_one_step(step_progress, IMPORTING),
         )
         return stream, {"path": str(path), "sha256": file_sha256(path), "format": fmt}
     items = []
@@ -253,9 +258,7 @@ def evaluate_agentic(
             policy=policy,
             good_threshold=good_threshold,
             progress=progress,
-            prepare_progress=None
-            if step_progress is None
-            else (lambda done, total: step_progress(PREPARING, done, total)),
+            prepare_progress=_one_step(step_progress, PREPARING),
         )
         prepared, scores, n_boilerplate = run.prepared, run.scores, run.boilerplate_keys
     else:
