@@ -208,10 +208,9 @@ def test_an_export_reports_its_import_and_preparation(
     genai_export: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """After the reading: the records converted, then each trace built, validated and prepared."""
-    from ragmeter.agentic import api, columnar_exports, load
+    from ragmeter.agentic import api, load
 
-    for module in (load, api, columnar_exports):
-        monkeypatch.setattr(module, "REPORT_EVERY", 1)
+    monkeypatch.setattr(load, "REPORT_EVERY", 1)
     heard: list[tuple[str, int, int]] = []
     result = evaluate_agentic(genai_export, step_progress=lambda *step: heard.append(step))
     records = len(genai_export.read_text(encoding="utf-8").splitlines())

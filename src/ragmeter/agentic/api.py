@@ -13,11 +13,11 @@ from typing import Any, Literal
 from ragmeter import __version__
 from ragmeter.agentic.aggregate import aggregate_scores
 from ragmeter.agentic.clusters import cluster_trace
-from ragmeter.agentic.columnar import collector_paused, columnar_applies, evaluate_columnar
+from ragmeter.agentic.columnar import ColumnarRun, collector_paused, columnar_applies, evaluate_columnar
 from ragmeter.agentic.columnar_exports import evaluate_loaded_columnar, temporary_folder_usable
 from ragmeter.agentic.gains import GainLabeller, LabellerMemo, resolve_gains
 from ragmeter.agentic.labels import Label, label_from_record, load_labels
-from ragmeter.agentic.load import REPORT_EVERY, iter_traces
+from ragmeter.agentic.load import counted, iter_traces
 from ragmeter.agentic.metrics import GOOD_THRESHOLD, ITERATIONS_CAP
 from ragmeter.agentic.prepare import PreparedTrace, prepare_trace
 from ragmeter.agentic.result import AgenticResult
@@ -39,7 +39,7 @@ StepProgress = Callable[[str, int, int], None]
 IMPORTING = "importing traces"
 """The records of an export (OTLP, OpenAI Agents, LangSmith) converted into traces."""
 PREPARING = "preparing traces"
-"""The dedup keys of each trace, on the record-at-a-time path, when the number of traces is known."""
+"""Each trace of known number built and validated, then keyed (record-at-a-time) or written for the fast path."""
 
 
 def _one_step(step_progress: StepProgress | None, step: str) -> Callable[[int, int], None] | None:
@@ -175,15 +175,8 @@ def _prepared(
 ) -> list[PreparedTrace]:
     """Each trace prepared (streams: the models are dropped), with progress when their number is known."""
     total = operator.length_hint(loaded)
-    if step_progress is None or not total:
-        return [prepare_trace(t.trace, where=t.where, keys=keys) for t in loaded]
-    prepared: list[PreparedTrace] = []
-    for t in loaded:
-        if len(prepared) % REPORT_EVERY == 0:
-            step_progress(PREPARING, len(prepared), total)
-        prepared.append(prepare_trace(t.trace, where=t.where, keys=keys))
-    step_progress(PREPARING, len(prepared), total)
-    return prepared
+    reported = counted(loaded, total, _one_step(step_progress, PREPARING) if total else None)
+    return [prepare_trace(t.trace, where=t.where, keys=keys) for t in reported]
 
 
 def evaluate_agentic(
@@ -230,13 +223,9 @@ def evaluate_agentic(
         raise ConfigError(f"good_threshold must be a number in (0, 4], got {good_threshold!r}")
     policy = policy or DedupPolicy()
     keys = KeyMaker(policy)
-    if (
-        engine == "auto"
-        and labeller is None
-        and not details
-        and isinstance(traces, (str, Path))
-        and columnar_applies(Path(traces), trace_format)
-    ):
+    fast = engine == "auto" and labeller is None and not details
+    run: ColumnarRun | None = None
+    if fast and isinstance(traces, (str, Path)) and columnar_applies(Path(traces), trace_format):
         labels_by_trace, labels_source = _labels(labels, keys)
         run = evaluate_columnar(
             Path(traces),
@@ -246,10 +235,8 @@ def evaluate_agentic(
             progress=progress,
             read_progress=read_progress,
         )
-        prepared, scores, n_boilerplate = run.prepared, run.scores, run.boilerplate_keys
         trace_source = {"path": str(Path(traces)), "sha256": run.sha256, "format": "native"}
-    elif engine == "auto" and labeller is None and not details and temporary_folder_usable():
-        # an export, a JSON document, a list: built one by one, then the fast path
+    elif fast and temporary_folder_usable():  # an export, a JSON document, a list: built one by one
         loaded, trace_source = _load(traces, trace_format, search_tools, read_progress, step_progress)
         labels_by_trace, labels_source = _labels(labels, keys)
         run = evaluate_loaded_columnar(
@@ -260,7 +247,6 @@ def evaluate_agentic(
             progress=progress,
             prepare_progress=_one_step(step_progress, PREPARING),
         )
-        prepared, scores, n_boilerplate = run.prepared, run.scores, run.boilerplate_keys
     else:
         prepared, scores, trace_source, labels_by_trace, labels_source, n_boilerplate = _reference(
             traces,
@@ -276,6 +262,8 @@ def evaluate_agentic(
             read_progress,
             step_progress,
         )
+    if run is not None:
+        prepared, scores, n_boilerplate = run.prepared, run.scores, run.boilerplate_keys
 
     provenance = {
         "ragmeter_version": __version__,

@@ -21,7 +21,7 @@ from pathlib import Path
 
 from ragmeter.agentic.columnar import ColumnarRun, evaluate_columnar
 from ragmeter.agentic.labels import Label
-from ragmeter.agentic.load import REPORT_EVERY
+from ragmeter.agentic.load import counted
 from ragmeter.agentic.validate import LoadedTrace
 from ragmeter.dedup.policy import DedupPolicy
 
@@ -45,13 +45,9 @@ def evaluate_loaded_columnar(
     with tempfile.TemporaryDirectory(prefix="ragmeter-traces-") as folder:
         native = Path(folder) / "traces.jsonl"
         with native.open("wb") as out:
-            for trace in loaded:
-                if prepare_progress is not None and total and len(wheres) % REPORT_EVERY == 0:
-                    prepare_progress(len(wheres), total)
+            for trace in counted(loaded, total, prepare_progress if total else None):
                 out.write(trace.trace.model_dump_json(exclude_none=True).encode() + b"\n")
                 wheres.append(trace.where)
-        if prepare_progress is not None and total:
-            prepare_progress(len(wheres), total)
         run = evaluate_columnar(
             native, labels, policy=policy, good_threshold=good_threshold, progress=progress
         )

@@ -18,7 +18,7 @@ import json
 import operator
 from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
 from ragmeter.agentic.importers import SearchToolMatcher, import_records
 from ragmeter.agentic.validate import KnownLength, LoadedTrace, unique_ids, validate_trace
@@ -33,6 +33,8 @@ from ragmeter.io.text_files import (
     read_bytes,
     read_text,
 )
+
+T = TypeVar("T")
 
 TraceFormat = Literal["native", "otel", "openai-agents", "langsmith"]
 TRACE_FORMATS: tuple[str, ...] = ("auto", "native", "otel", "openai-agents", "langsmith")
@@ -171,6 +173,26 @@ REPORT_EVERY = 64
 """Records (or traces) between two progress reports of the import and the preparation."""
 
 
+def counted(items: Iterable[T], total: int, progress: ProgressCallback | None) -> Iterator[T]:
+    """``items``, telling ``progress(taken, total)`` every :data:`REPORT_EVERY` items and at the end.
+
+    >>> heard = []
+    >>> list(counted("abc", 3, lambda done, total: heard.append(done)))
+    ['a', 'b', 'c']
+    >>> heard
+    [0, 3]
+    """
+    if progress is None:
+        yield from items
+        return
+    done = 0
+    for done, item in enumerate(items, start=1):
+        if (done - 1) % REPORT_EVERY == 0:
+            progress(done - 1, total)
+        yield item
+    progress(done, total)
+
+
 class _ReportedRecords(Sequence[Record]):
     """Records that say how many were taken as an importer goes through them (every :data:`REPORT_EVERY`, and the end)."""
 
@@ -185,12 +207,7 @@ class _ReportedRecords(Sequence[Record]):
         return self._records[index]
 
     def __iter__(self) -> Iterator[Record]:
-        total = len(self._records)
-        for done, record in enumerate(self._records):
-            if done % REPORT_EVERY == 0:
-                self._progress(done, total)
-            yield record
-        self._progress(total, total)
+        return counted(self._records, len(self._records), self._progress)
 
 
 def iter_traces(

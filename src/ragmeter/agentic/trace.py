@@ -75,15 +75,14 @@ class SearchResult(BaseModel):
     @classmethod
     def _no_misspelt_fields(cls, value: Any) -> Any:
         """Other fields are ignored, but a misspelt known one (``gian``) is an error, not a lost gain."""
-        if isinstance(value, dict) and value.keys() <= _RESULT_FIELDS:  # the common case, at once
-            return value
-        miss = near_miss_key(value, cls.model_fields)
+        miss = near_miss_key(value, _RESULT_FIELDS)
         if miss is not None:
             raise ValueError(f"unknown field {miss[0]!r}; did you mean {miss[1]!r}?")
         return value
 
 
-_RESULT_FIELDS = frozenset(SearchResult.model_fields)
+_RESULT_FIELDS = dict.fromkeys(SearchResult.model_fields)
+"""The result fields, read once (``model_fields`` is a class property that costs a call per result)."""
 
 
 class Search(BaseModel):

@@ -35,7 +35,7 @@ from collections.abc import Iterator
 import numpy as np
 import numpy.typing as npt
 
-from ragmeter.dedup.content_key import EDGE_PUNCTUATION, nfkc_unified, nfkc_unified_all, normalise_text
+from ragmeter.dedup.content_key import EDGE_PUNCTUATION, nfkc_unified_all, normalise_text
 
 _SEP, _SPACE, _PUNCT, _SOLID = 0, 1, 2, 3
 """Byte classes: the NUL between texts, whitespace, edge punctuation, anything else."""
@@ -102,22 +102,41 @@ def normalise_chunk(texts: list[str]) -> list[str]:
     ['a b', 'café']
     """
     unified, others = unified_chunk(texts)
-    joined = "\x00".join(["", *unified, ""])
-    if is_plain(joined):
-        out = normalised_plain(joined).decode("ascii").split("\x00")[1:-1]
-        if len(out) == len(texts):  # else a text holds a NUL
-            for i in others:
-                out[i] = normalise_text(texts[i])
-            return out
-    # Non-ASCII text without tags or entities is plain once unified (NFKC, ASCII quotes and dashes:
-    # normalise_text's first step for it) when that makes it ASCII without "<" or "&"; the rest of
-    # normalise_text is then the plain steps. Unified text with a "<" or "&" goes the reference way
-    # from the text as written (its tags and entities were to be read before unifying).
-    unified = [t if t.isascii() or "<" in t or "&" in t else nfkc_unified(t) for t in texts]
+    done = plain_chunk(texts, unified, others)
+    if done is not None:
+        return done[0]
+    # An ASCII text with a "<", "&" or NUL goes one by one too; the plain ones still go together.
     plain = [is_plain(t) and "\x00" not in t for t in unified]
+    for i in others:
+        plain[i] = False
     joined = "\x00".join(["", *itertools.compress(unified, plain), ""])
-    done = iter(normalised_plain(joined).decode("ascii").split("\x00")[1:-1])
-    return [next(done) if p else normalise_text(t) for t, p in zip(texts, plain, strict=True)]
+    normalised = iter(normalised_plain(joined).decode("ascii").split("\x00")[1:-1])
+    return [next(normalised) if p else normalise_text(t) for t, p in zip(texts, plain, strict=True)]
+
+
+def plain_chunk(
+    texts: list[str], unified: list[str], others: list[int]
+) -> tuple[list[str], bytearray] | None:
+    """The chunk normalised the plain way (and ``others`` by ``normalise_text``), with its normalised bytes.
+
+    ``unified`` and ``others``: :func:`unified_chunk`'s. The bytes are a NUL, then each text and
+    a NUL (the texts of ``others`` empty there). ``None`` when an ASCII text holds a ``<``, ``&`` or
+    NUL: not plain.
+
+    >>> texts = ["A — B.", "Café"]
+    >>> plain_chunk(texts, *unified_chunk(texts))
+    (['a b', 'café'], bytearray(b'\\x00a b\\x00\\x00'))
+    """
+    joined = "\x00".join(["", *unified, ""])
+    if not is_plain(joined):
+        return None
+    normalised = normalised_plain(joined)
+    out = normalised.decode("ascii").split("\x00")[1:-1]
+    if len(out) != len(texts):  # a text holds a NUL
+        return None
+    for i in others:
+        out[i] = normalise_text(texts[i])
+    return out, normalised
 
 
 def unified_chunk(texts: list[str]) -> tuple[list[str], list[int]]:

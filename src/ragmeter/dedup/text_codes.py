@@ -29,9 +29,8 @@ import numpy.typing as npt
 from ragmeter.dedup.text_batch import (
     CHUNK_CHARS,
     chunk_bounds,
-    is_plain,
     normalise_chunk,
-    normalised_plain,
+    plain_chunk,
     unified_chunk,
 )
 from ragmeter.dedup.vector_dedup import code_firsts
@@ -76,14 +75,16 @@ def normalised_codes(texts: list[str], *, chunk_chars: int = CHUNK_CHARS) -> Nor
 def _chunk(texts: list[str]) -> tuple[list[str], Ints, Ints]:
     """One chunk's normalised texts, and per text its length and spaces: a plain chunk from its bytes."""
     unified, others = unified_chunk(texts)
-    joined = "\x00".join(["", *unified, ""])
-    if not others and is_plain(joined):  # every text plain, once unified
-        normalised = normalised_plain(joined)  # a NUL, then each text and a NUL
+    done = plain_chunk(texts, unified, others)
+    if done is not None:
+        out, normalised = done
         buffer = np.frombuffer(normalised, np.uint8)
         ends = np.flatnonzero(buffer == 0)
-        if len(ends) == len(texts) + 1:  # else a text holds a NUL
-            spaces = np.add.reduceat(buffer == ord(" "), ends[:-1], dtype=np.int64)
-            return normalised.decode("ascii").split("\x00")[1:-1], np.diff(ends) - 1, spaces
+        spaces = np.add.reduceat(buffer == ord(" "), ends[:-1], dtype=np.int64)
+        lengths = np.diff(ends) - 1
+        for i in others:  # normalise_text's, not in the bytes
+            lengths[i], spaces[i] = len(out[i]), out[i].count(" ")
+        return out, lengths, spaces
     out = normalise_chunk(texts)
     n = len(out)
     lengths = np.fromiter(map(len, out), np.int64, n)

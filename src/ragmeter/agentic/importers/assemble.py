@@ -14,7 +14,6 @@ from dataclasses import dataclass, field
 from fnmatch import fnmatchcase
 from typing import Any
 
-from ragmeter.agentic.trace import Turn
 from ragmeter.agentic.validate import LoadedTrace, validate_trace
 
 DEFAULT_SEARCH_TOOLS: tuple[str, ...] = (
@@ -118,16 +117,6 @@ def turn_value(events: Sequence[StepEvent | SearchEvent], *, user: str | None = 
     if user is not None:
         turn["user"] = user
     return turn
-
-
-def build_turn(events: Sequence[StepEvent | SearchEvent], *, user: str | None = None) -> Turn:
-    """:func:`turn_value`, validated.
-
-    >>> turn = build_turn([StepEvent(1), SearchEvent(2, "q", "search", [{"url": "https://a.org"}])], user="hi")
-    >>> turn.user, turn.iterations[0].searches[0].results[0].url
-    ('hi', 'https://a.org')
-    """
-    return Turn.model_validate(turn_value(events, user=user))
 
 
 def build_trace(
