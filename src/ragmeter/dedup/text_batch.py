@@ -28,6 +28,7 @@ every input (a property test compares them).
 
 from __future__ import annotations
 
+import bisect
 import itertools
 import operator
 from collections.abc import Iterator
@@ -71,11 +72,12 @@ def chunk_bounds(texts: list[str], chunk_chars: int = CHUNK_CHARS) -> Iterator[t
     >>> list(chunk_bounds(["ab", "cd", "efgh", "i"], chunk_chars=4))
     [(0, 2), (2, 3), (3, 4)]
     """
-    ends = np.cumsum(np.fromiter(map(len, texts), np.int64, len(texts)))  # the lengths, read once
     start = 0
     while start < len(texts):
-        fits = int(np.searchsorted(ends, chunk_chars + (ends[start - 1] if start else 0), side="right"))
-        stop = max(start + 1, min(start + _CHUNK_TEXTS, len(texts), fits))
+        stop = min(start + _CHUNK_TEXTS, len(texts))
+        sizes = list(itertools.accumulate(map(len, texts[start:stop])))
+        if sizes[-1] > chunk_chars:
+            stop = start + max(1, bisect.bisect_right(sizes, chunk_chars))
         yield start, stop
         start = stop
 
