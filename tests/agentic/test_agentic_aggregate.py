@@ -69,3 +69,22 @@ def test_the_averages_are_a_plain_loop_value_for_value(traces: list[TraceScore])
     assert {n: result.averages_at_n[n] for n in NAMES} == finals
     good = [s.iterations_for_all_good for s in traces if s.status == "scored" and s.iterations_for_all_good]
     assert result.averages_at_n["IterationsForAllGoodResults"] == (sum(good) / len(good) if good else None)
+
+
+def test_the_final_values_are_named_once_each_in_order() -> None:
+    from ragmeter.agentic.aggregate import aggregate_scores
+    from ragmeter.agentic.scoring import TraceScore
+
+    score = TraceScore(
+        trace_id="a",
+        where="-",
+        status="scored",
+        n_iterations=1,
+        series={"CG": [1.0], "R": [2.0]},
+        at_n={"CG": 1.0, "R": 2.0},
+        iterations_for_all_good=1,
+    )
+    aggregate = aggregate_scores([score], names=("CG", "R"))
+    assert list(aggregate.averages_at_n) == ["CG", "R", "IterationsForAllGoodResults"]
+    assert list(aggregate.n_at_n) == list(aggregate.averages_at_n)
+    assert aggregate.averages_at_n["IterationsForAllGoodResults"] == 1.0

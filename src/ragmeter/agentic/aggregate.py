@@ -89,7 +89,7 @@ def aggregate_scores(scores: Sequence[TraceScore], *, names: Sequence[str] = SER
     scored = [s for s in scores if s.status == "scored"]
     depth = max((s.n_iterations for s in scored), default=0)
     by_iteration: dict[str, list[list[float]]] = {name: [[] for _ in range(depth)] for name in names}
-    at_n: dict[str, list[float]] = {name: [] for name in [*names, "IterationsForAllGoodResults"]}
+    at_n: dict[str, list[float]] = {}
     by_length: dict[int, list[dict[str, list[Value]]]] = {}  # series of one length: zipped into columns
     for s in scored:
         by_length.setdefault(len(next(iter(s.series.values()), ())), []).append(s.series)

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import dataclasses
 import operator
-import os
 import tempfile
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
@@ -42,7 +41,7 @@ def evaluate_loaded_columnar(
     """
     total = operator.length_hint(loaded)
     wheres: list[str] = []
-    with tempfile.TemporaryDirectory(prefix="ragmeter-traces-") as folder:
+    with tempfile.TemporaryDirectory(prefix=_PREFIX) as folder:
         native = Path(folder) / "traces.jsonl"
         with native.open("wb") as out:
             for trace in counted(loaded, total, prepare_progress if total else None):
@@ -60,13 +59,16 @@ def evaluate_loaded_columnar(
 
 
 def temporary_folder_usable() -> bool:
-    """Whether a temporary folder can be written to (else the record-at-a-time path is taken).
+    """Whether a temporary folder can be made (else the record-at-a-time path is taken).
 
     >>> isinstance(temporary_folder_usable(), bool)
     True
     """
     try:
-        folder = tempfile.gettempdir()
-    except OSError:  # no usable temporary folder at all
+        with tempfile.TemporaryDirectory(prefix=_PREFIX):
+            return True
+    except OSError:  # no usable temporary folder, or one that cannot be written to
         return False
-    return os.access(folder, os.W_OK | os.X_OK)
+
+
+_PREFIX = "ragmeter-traces-"
