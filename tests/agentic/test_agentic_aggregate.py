@@ -88,3 +88,30 @@ def test_the_final_values_are_named_once_each_in_order() -> None:
     assert list(aggregate.averages_at_n) == ["CG", "R", "IterationsForAllGoodResults"]
     assert list(aggregate.n_at_n) == list(aggregate.averages_at_n)
     assert aggregate.averages_at_n["IterationsForAllGoodResults"] == 1.0
+
+
+def test_redundancy_and_counts_pool_the_scored_traces() -> None:
+    from ragmeter.agentic.aggregate import aggregate_scores
+    from ragmeter.agentic.scoring import TraceScore
+
+    def scored(tid: str, results: float, url_dups: int, reason: str | None) -> TraceScore:
+        return TraceScore(
+            trace_id=tid,
+            where="-",
+            status="scored",
+            n_iterations=1,
+            series={"CG": [1.0]},
+            at_n={"CG": 1.0, "R_cum": results},
+            duplicates_by_key={"url": url_dups, "content": 1},
+            iterations_for_all_good_reason=reason,
+        )
+
+    aggregate = aggregate_scores(
+        [scored("a", 6.0, 2, "no good results"), scored("b", 4.0, 1, "unscored gains")], names=("CG",)
+    )
+    redundancy = aggregate.redundancy
+    assert (redundancy.results, redundancy.duplicates) == (10, 5)
+    assert redundancy.by_key["url"] == 3 and redundancy.by_key["content"] == 2
+    assert redundancy.srr == 0.5 and redundancy.share_by_key["url"] == 0.3
+    counts = aggregate.counts
+    assert (counts.iterations_for_all_good_undefined, counts.iterations_for_all_good_unscored) == (1, 1)
