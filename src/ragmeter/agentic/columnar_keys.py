@@ -12,8 +12,6 @@ reference: cluster names and boilerplate keys.
 
 from __future__ import annotations
 
-import itertools
-from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -26,21 +24,19 @@ from ragmeter.dedup.policy import DedupPolicy
 from ragmeter.dedup.text_codes import normalised_codes
 from ragmeter.dedup.url_batch import url_key_codes
 from ragmeter.dedup.vector_dedup import CodedKeys, Ints, dense_codes, first_positions
+from ragmeter.interning import Interner
 
 
 def _canonical(values: Sequence[str | None]) -> tuple[Ints, list[str]]:
-    """Codes of equal values equal (``None`` → -1), and the distinct values by code (one dict lookup each).
+    """Codes of equal values equal (``None`` → -1), and the distinct values by code.
 
     >>> codes, distinct = _canonical(["b", None, "a", "b"])
     >>> codes.tolist(), distinct
     ([0, -1, 1, 0], ['b', 'a'])
     """
-    index: defaultdict[str | None, int] = defaultdict(itertools.count(-1).__next__)
-    index[None]  # -1
-    codes = np.fromiter(map(index.__getitem__, values), np.int64, len(values))
-    distinct = list(index)
-    del distinct[0]
-    return codes, distinct  # type: ignore[return-value]
+    table = Interner()
+    codes = np.frombuffer(table.codes(values), np.int32).astype(np.int64) - 1
+    return codes, table.take()[1:]
 
 
 def _id_texts(values: Sequence[str | int | None], *, domain: bool) -> list[str | None]:

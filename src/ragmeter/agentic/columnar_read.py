@@ -31,8 +31,7 @@ import hashlib
 import itertools
 import operator
 from array import array
-from collections import defaultdict
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Annotated, Any
@@ -42,6 +41,7 @@ import numpy as np
 import numpy.typing as npt
 
 from ragmeter.errors import InputError
+from ragmeter.interning import Interner
 from ragmeter.io.text_files import ReadingProgress
 
 _Id = str | int
@@ -191,27 +191,29 @@ def _misspelt_result_field(value: dict[str, Any]) -> bool:
 class StringTable:
     """Distinct strings (or ids), each with a code; code 0 is ``None`` (absent).
 
-    Several code columns may share one table (titles and snippets share the texts).
+    Several code columns may share one table (titles and snippets share the texts). The table
+    is :class:`ragmeter.interning.Interner` (compiled when it was built).
     """
 
     def __init__(self) -> None:
-        self.index: defaultdict[Any, int] = defaultdict(itertools.count().__next__)
-        self.index[None]  # code 0
+        self.table = Interner()
 
     @property
     def values(self) -> list[Any]:
         """The distinct values in code order."""
-        return list(self.index)
+        return self.table.values
 
     def take(self) -> list[Any]:
         """The distinct values in code order; the table is emptied (its memory is the caller's now)."""
-        values = list(self.index)
-        self.index.clear()
-        return values
+        return self.table.take()
 
-    def add(self, values: Iterable[Any], count: int, codes: array[int]) -> None:
-        """Append the codes of the ``count`` ``values`` to ``codes`` (numpy converts faster than ``array.extend``)."""
-        codes.frombytes(np.fromiter(map(self.index.__getitem__, values), np.int32, count).tobytes())
+    def code(self, value: Any) -> int | None:
+        """The code of ``value``, or ``None`` when it was never added."""
+        return self.table.get(value)
+
+    def add(self, items: list[Any], codes: array[int], attr: str | None = None) -> None:
+        """Append to ``codes`` the code of each of ``items`` (or of its attribute ``attr``)."""
+        codes.frombytes(self.table.codes(items, attr))
 
 
 def _codes() -> array[int]:
@@ -509,10 +511,10 @@ def _add_trace(cols: NativeColumns, trace: Any, tid: str, where: str) -> None:
             if ids.count(None) == n:  # the field is often left out by a whole export: code 0 each
                 codes.frombytes(bytes(codes.itemsize * n))
             else:
-                cols.ids.add(ids, n, codes)
-        cols.urls.add(map(_URL, results), n, cols.url)
-        cols.texts.add(map(_TITLE, results), n, cols.title)
-        cols.texts.add(map(_SNIPPET, results), n, cols.snippet)
+                cols.ids.add(ids, codes)
+        cols.urls.add(results, cols.url, "url")
+        cols.texts.add(results, cols.title, "title")
+        cols.texts.add(results, cols.snippet, "snippet")
         gains = list(map(_GAIN, results))
         if None in gains:  # no gain: NaN
             cols.gain.frombytes(np.array(gains, np.float64).tobytes())
@@ -521,9 +523,7 @@ def _add_trace(cols: NativeColumns, trace: Any, tid: str, where: str) -> None:
     cols.trace_starts.append(len(cols.gain))
 
 
-_DOMAIN_ID, _ID, _URL, _TITLE, _SNIPPET, _GAIN = map(
-    operator.attrgetter, ("domain_id", "id", "url", "title", "snippet", "gain")
-)
+_DOMAIN_ID, _ID, _GAIN = map(operator.attrgetter, ("domain_id", "id", "gain"))
 
 
 def _has_a_field(r: Any) -> bool:
@@ -542,7 +542,7 @@ def _present_texts(table: StringTable, codes: npt.NDArray[np.int32]) -> npt.NDAr
     rows = np.flatnonzero(wanted)
     present = np.zeros(len(values), bool)
     present[rows] = ~np.fromiter(map(str.isspace, map(values.__getitem__, rows.tolist())), bool, len(rows))
-    empty = table.index.get("")  # not index[""]: that would add it
+    empty = table.code("")
     if empty is not None:
         present[empty] = False
     return present[codes]

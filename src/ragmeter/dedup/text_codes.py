@@ -20,7 +20,6 @@ chunk with any other text counts text by text.
 from __future__ import annotations
 
 import itertools
-from collections import defaultdict
 from dataclasses import dataclass
 
 import numpy as np
@@ -34,6 +33,7 @@ from ragmeter.dedup.text_batch import (
     unified_chunk,
 )
 from ragmeter.dedup.vector_dedup import code_firsts
+from ragmeter.interning import Interner
 
 Ints = npt.NDArray[np.int64]
 
@@ -64,11 +64,11 @@ def normalised_codes(texts: list[str], *, chunk_chars: int = CHUNK_CHARS) -> Nor
         texts[start:stop], chunk_lengths, chunk_spaces = _chunk(texts[start:stop])
         lengths.append(chunk_lengths)
         spaces.append(chunk_spaces)
-    index: defaultdict[str, int] = defaultdict(itertools.count().__next__)
-    codes = np.fromiter(map(index.__getitem__, texts), np.int64, len(texts))
+    table = Interner()
+    codes = np.frombuffer(table.codes(texts), np.int32).astype(np.int64) - 1  # no None: code 0 unused
     firsts = code_firsts(codes)
     return NormalisedCodes(
-        codes, list(index), np.concatenate(lengths)[firsts], np.concatenate(spaces)[firsts]
+        codes, table.take()[1:], np.concatenate(lengths)[firsts], np.concatenate(spaces)[firsts]
     )
 
 
