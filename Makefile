@@ -26,8 +26,8 @@ demo: $(STAMP_CORE)
 	$(BIN)/ragmeter run examples/compare.yaml --fresh
 
 lint: $(STAMP_ALL)
-	$(BIN)/ruff check src tests bench mutation
-	$(BIN)/ruff format --check src tests bench mutation
+	$(BIN)/ruff check src tests bench mutation setup.py
+	$(BIN)/ruff format --check src tests bench mutation setup.py
 	$(BIN)/mypy
 
 system-deps:
