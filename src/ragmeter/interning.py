@@ -5,7 +5,7 @@ install) when it was built, else :class:`PyInterner`, the same table in Python. 
 same codes: equal values (as a ``dict`` compares keys) share a code, codes count up from 1 in
 the order values are first seen, and ``None`` is always 0. The compiled one asks the memory
 for a block of values' slots at a time (a million distinct strings do not fit any cache):
-about three times as fast on the reader's URLs, titles and snippets.
+two and a half times as fast on the reader's 3,000,000 URLs, titles and snippets.
 
 >>> table = Interner()
 >>> codes = table.codes(["b", None, "a", "b"])

@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -105,6 +106,7 @@ def test_progress_shows_once_the_work_takes_a_while(cli: Any, monkeypatch: pytes
     assert code == 0
     assert "reading traces: 0/0 MB" in err  # a small file: 0 whole MB
     assert "scoring traces: 3/3 traces (100%)" in err
+    assert re.search(r"keying URLs and texts: (\d+)/\1 strings \(100%\)", err)  # the fast path's keys
 
 
 def test_the_fast_reader_reports_the_bytes_it_read(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -121,6 +123,42 @@ def test_the_fast_reader_reports_the_bytes_it_read(tmp_path: Path, monkeypatch: 
     offsets = [done for done, _ in heard]
     assert offsets == sorted(offsets) and all(total == size for _, total in heard)
     assert all(b - a >= 100 for a, b in itertools.pairwise(offsets[:-1]))  # every 100 bytes at most
+
+
+def test_the_fast_path_reports_the_keys_chunk_by_chunk(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The distinct URLs, then the distinct texts, a chunk at a time; before the scoring starts."""
+    from ragmeter.agentic import api, evaluate_agentic
+    from ragmeter.dedup import text_codes, url_batch
+
+    monkeypatch.setattr(
+        url_batch.url_key_codes, "__kwdefaults__", {**url_batch.url_key_codes.__kwdefaults__, "chunk": 2}
+    )
+    monkeypatch.setattr(
+        text_codes.normalised_codes,
+        "__kwdefaults__",
+        {**text_codes.normalised_codes.__kwdefaults__, "chunk_chars": 40},
+    )
+    results = [
+        {"url": f"https://a.org/{i % 7}", "title": f"Title {i % 5}", "snippet": f"a snippet of page {i}"}
+        for i in range(30)
+    ]
+    record = {"trace_id": "t", "turns": [{"iterations": [{"searches": [{"results": results}]}]}]}
+    path = tmp_path / "t.jsonl"
+    path.write_text(json.dumps(record) + "\n", encoding="utf-8")
+    heard: list[tuple[str, int, int]] = []
+    evaluate_agentic(
+        path,
+        progress=lambda done, total: heard.append(("scoring", done, total)),
+        step_progress=lambda step, done, total: heard.append((step, done, total)),
+    )
+    keying = [(d, t) for s, d, t in heard if s == api.KEYING]
+    total = (1 + 7) + (1 + 5 + 30)  # each table's distinct values and its None
+    assert keying[-1] == (total, total) and all(t == total for _, t in keying)
+    done = [d for d, _ in keying]
+    assert done == sorted(done) and len(done) >= 4 + 3  # four chunks of URLs, several of texts
+    assert [s for s, _, _ in heard] == [api.KEYING] * len(keying) + ["scoring", "scoring"]
 
 
 def _heard(run: Any) -> list[tuple[int, int]]:

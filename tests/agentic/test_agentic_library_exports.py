@@ -218,7 +218,10 @@ def test_an_export_reports_its_import_and_preparation(
     preparing = [(d, t) for s, d, t in heard if s == api.PREPARING]
     assert importing == [(i, records) for i in range(records)] + [(records, records)]
     assert preparing == [(0, 2), (1, 2), (2, 2)] and len(result.traces) == 2
-    assert [s for s, _, _ in heard] == [api.IMPORTING] * len(importing) + [api.PREPARING] * 3
+    keying = [(d, t) for s, d, t in heard if s == api.KEYING]
+    assert keying and keying[-1][0] == keying[-1][1]  # then the fast path keys the distinct strings
+    steps = [api.IMPORTING] * len(importing) + [api.PREPARING] * 3 + [api.KEYING] * len(keying)
+    assert [s for s, _, _ in heard] == steps
 
 
 def test_the_command_shows_the_import_and_preparation_in_a_ci_log(

@@ -35,11 +35,13 @@ LabelsLike = str | Path | Sequence[Mapping[str, Any]] | None
 
 
 StepProgress = Callable[[str, int, int], None]
-"""``(step, done, total)``: the steps between reading a trace file and scoring it (:data:`IMPORTING`, :data:`PREPARING`)."""
+"""``(step, done, total)``: the steps between reading a trace file and scoring it (:data:`IMPORTING`, :data:`PREPARING`, :data:`KEYING`)."""
 IMPORTING = "importing traces"
 """The records of an export (OTLP, OpenAI Agents, LangSmith) converted into traces."""
 PREPARING = "preparing traces"
 """Each trace of known number built and validated, then keyed (record-at-a-time) or written for the fast path."""
+KEYING = "keying URLs and texts"
+"""The fast path's dedup keys, once per distinct URL, title and snippet (counted in strings)."""
 
 
 def _one_step(step_progress: StepProgress | None, step: str) -> Callable[[int, int], None] | None:
@@ -204,8 +206,8 @@ def evaluate_agentic(
     is called as traces are scored (with a labeller, each may wait on the judge);
     ``read_progress(bytes read, file size)`` as a trace file is read (native JSON Lines are also
     validated as they are read); ``step_progress(step, done, total)`` as an export's records are
-    converted (:data:`IMPORTING`) and as traces of known number are prepared on the
-    record-at-a-time path (:data:`PREPARING`). ``engine="auto"`` reads a
+    converted (:data:`IMPORTING`), as traces of known number are prepared (:data:`PREPARING`)
+    and as the fast path keys the distinct URLs and texts (:data:`KEYING`). ``engine="auto"`` reads a
     native JSON Lines file on the columnar fast path (:mod:`ragmeter.agentic.columnar`) when no
     labeller and no ``details`` are asked for, and other traces (an export, a JSON document, a
     list) after building them one by one (:mod:`ragmeter.agentic.columnar_exports`);
@@ -234,6 +236,7 @@ def evaluate_agentic(
             good_threshold=good_threshold,
             progress=progress,
             read_progress=read_progress,
+            keys_progress=_one_step(step_progress, KEYING),
         )
         trace_source = {"path": str(Path(traces)), "sha256": run.sha256, "format": "native"}
     elif fast and temporary_folder_usable():  # an export, a JSON document, a list: built one by one
@@ -246,6 +249,7 @@ def evaluate_agentic(
             good_threshold=good_threshold,
             progress=progress,
             prepare_progress=_one_step(step_progress, PREPARING),
+            keys_progress=_one_step(step_progress, KEYING),
         )
     else:
         prepared, scores, trace_source, labels_by_trace, labels_source, n_boilerplate = _reference(

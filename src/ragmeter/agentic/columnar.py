@@ -78,14 +78,18 @@ def evaluate_columnar(
     good_threshold: float,
     progress: Callable[[int, int], None] | None = None,
     read_progress: Callable[[int, int], None] | None = None,
+    keys_progress: Callable[[int, int], None] | None = None,
 ) -> ColumnarRun:
     """Read, deduplicate and score a native JSON Lines trace file (see the module docstring).
 
     ``progress(done, total)`` hears of the traces once read (none scored) and once all are scored;
-    ``read_progress(bytes read, file size)`` of the reading, every few MB.
+    ``read_progress(bytes read, file size)`` of the reading, every few MB; ``keys_progress(done,
+    total)`` of the distinct URLs and texts keyed (:func:`run_keys`).
     """
     with collector_paused():
-        return _evaluate_columnar(path, labels, policy, good_threshold, progress, read_progress)
+        return _evaluate_columnar(
+            path, labels, policy, good_threshold, progress, read_progress, keys_progress
+        )
 
 
 @contextlib.contextmanager
@@ -115,11 +119,12 @@ def _evaluate_columnar(
     good_threshold: float,
     progress: Callable[[int, int], None] | None,
     read_progress: Callable[[int, int], None] | None,
+    keys_progress: Callable[[int, int], None] | None,
 ) -> ColumnarRun:
     cols = read_columns(path, read_progress)
+    keys = run_keys(cols, policy, keys_progress)
     if progress is not None:
         progress(0, len(cols.trace_ids))
-    keys = run_keys(cols, policy)
     outcome = deduplicate_coded(keys.coded, prefix_chars=policy.prefix_chars)
     to_reference = set(outcome.conflicts.tolist())
     prepared = []

@@ -33,11 +33,13 @@ def evaluate_loaded_columnar(
     good_threshold: float,
     progress: Callable[[int, int], None] | None = None,
     prepare_progress: Callable[[int, int], None] | None = None,
+    keys_progress: Callable[[int, int], None] | None = None,
 ) -> ColumnarRun:
     """Score ``loaded`` (validated traces, each with its place) on the columnar fast path.
 
     ``prepare_progress(done, total)`` hears of the traces written, when their number is known
-    (``operator.length_hint``); ``progress`` of the scoring, as :func:`evaluate_columnar` says.
+    (``operator.length_hint``); ``progress`` of the scoring and ``keys_progress`` of the keys,
+    as :func:`evaluate_columnar` says.
     """
     total = operator.length_hint(loaded)
     wheres: list[str] = []
@@ -48,7 +50,12 @@ def evaluate_loaded_columnar(
                 out.write(trace.trace.model_dump_json(exclude_none=True).encode() + b"\n")
                 wheres.append(trace.where)
         run = evaluate_columnar(
-            native, labels, policy=policy, good_threshold=good_threshold, progress=progress
+            native,
+            labels,
+            policy=policy,
+            good_threshold=good_threshold,
+            progress=progress,
+            keys_progress=keys_progress,
         )
     return ColumnarRun(
         [dataclasses.replace(p, where=w) for p, w in zip(run.prepared, wheres, strict=True)],

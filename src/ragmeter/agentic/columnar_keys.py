@@ -12,7 +12,7 @@ reference: cluster names and boilerplate keys.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -79,8 +79,14 @@ class RunKeys:
         )
 
 
-def run_keys(cols: NativeColumns, policy: DedupPolicy) -> RunKeys:
-    """Key codes for every result in ``cols`` (see the module docstring)."""
+def run_keys(
+    cols: NativeColumns, policy: DedupPolicy, progress: Callable[[int, int], None] | None = None
+) -> RunKeys:
+    """Key codes for every result in ``cols`` (see the module docstring).
+
+    ``progress(done, total)`` hears of the distinct URLs and texts keyed, a chunk at a time.
+    """
+    advance = _advance(progress, len(cols.urls) + len(cols.texts))
     id_values = cols.ids.values
     domain_of_id, domain_values = _canonical(_id_texts(id_values, domain=True))
     generic_of_id, generic_values = _canonical(_id_texts(id_values, domain=False))
@@ -88,12 +94,15 @@ def run_keys(cols: NativeColumns, policy: DedupPolicy) -> RunKeys:
     # form as it is done, so the two never all coexist.
     urls = cols.urls.take()  # code 0 is None, no other
     url_coded = url_key_codes(
-        urls, tracking_names=policy.tracking_names, tracking_prefixes=policy.tracking_prefixes
+        urls,
+        tracking_names=policy.tracking_names,
+        tracking_prefixes=policy.tracking_prefixes,
+        progress=advance,
     )
     keys_of_urls, url_values = url_coded.codes, url_coded.keys
     texts = cols.texts.take()
     texts[0] = ""
-    normalised = normalised_codes(texts)  # in place too, a chunk at a time
+    normalised = normalised_codes(texts, progress=advance)  # in place too, a chunk at a time
     norm_of_text, norm_values = normalised.codes, normalised.distinct
     del urls, texts
     lengths, spaces = normalised.lengths, normalised.spaces
@@ -151,6 +160,26 @@ def run_keys(cols: NativeColumns, policy: DedupPolicy) -> RunKeys:
         title,
         frozenset(boilerplate),
     )
+
+
+def _advance(progress: Callable[[int, int], None] | None, total: int) -> Callable[[int], None] | None:
+    """A callback that adds each count it hears to ``progress``'s ``done`` (of ``total``).
+
+    >>> advance = _advance(lambda done, total: print(done, total), 5)
+    >>> advance(2); advance(3)
+    2 5
+    5 5
+    """
+    if progress is None:
+        return None
+    done = 0
+
+    def add(count: int) -> None:
+        nonlocal done
+        done += count
+        progress(done, total)
+
+    return add
 
 
 def _prefixes(norm_values: list[str], snippet: Ints, lengths: Ints, prefix_chars: int) -> Ints:

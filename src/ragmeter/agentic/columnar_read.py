@@ -207,6 +207,9 @@ class StringTable:
         """The distinct values in code order; the table is emptied (its memory is the caller's now)."""
         return self.table.take()
 
+    def __len__(self) -> int:
+        return len(self.table)
+
     def code(self, value: Any) -> int | None:
         """The code of ``value``, or ``None`` when it was never added."""
         return self.table.get(value)

@@ -27,7 +27,7 @@ MAX_ROWS = 30
 """Iterations shown in full; longer tables show the first and last rows."""
 PROGRESS_AFTER_S = 2.0
 """Seconds of work (reading, importing, preparing and scoring traces, without a judge) before progress is shown."""
-_UNITS = {"importing traces": "records"}
+_UNITS = {"importing traces": "records", "keying URLs and texts": "strings"}
 """The unit of each step shown (``evaluate_agentic``'s ``step_progress``); traces by default."""
 
 METRIC_COLUMNS = ("CG", "RG", "DCG", "DRG", "AvgGain", "RAG", "DRAG", "SRE", "SRR")

@@ -20,6 +20,7 @@ chunk with any other text counts text by text.
 from __future__ import annotations
 
 import itertools
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -48,11 +49,13 @@ class NormalisedCodes:
     spaces: Ints
 
 
-def normalised_codes(texts: list[str], *, chunk_chars: int = CHUNK_CHARS) -> NormalisedCodes:
+def normalised_codes(
+    texts: list[str], *, chunk_chars: int = CHUNK_CHARS, progress: Callable[[int], None] | None = None
+) -> NormalisedCodes:
     """Replace each text by its :func:`~ragmeter.dedup.content_key.normalise_text`, and code them.
 
     In place, a chunk at a time (:func:`~ragmeter.dedup.text_batch.chunk_bounds`), so the
-    originals are freed as their normalised forms arrive.
+    originals are freed as their normalised forms arrive; ``progress(texts)`` hears of each chunk done.
 
     >>> texts = ["A b", "a, B!", "...", "b a"]
     >>> coded = normalised_codes(texts, chunk_chars=2)
@@ -64,6 +67,8 @@ def normalised_codes(texts: list[str], *, chunk_chars: int = CHUNK_CHARS) -> Nor
         texts[start:stop], chunk_lengths, chunk_spaces = _chunk(texts[start:stop])
         lengths.append(chunk_lengths)
         spaces.append(chunk_spaces)
+        if progress is not None:
+            progress(stop - start)
     table = Interner()
     codes = np.frombuffer(table.codes(texts), np.int32).astype(np.int64) - 1  # no None: code 0 unused
     firsts = code_firsts(codes)

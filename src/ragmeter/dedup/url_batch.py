@@ -88,11 +88,13 @@ def url_key_codes(
     tracking_names: Collection[str] = TRACKING_PARAM_NAMES,
     tracking_prefixes: tuple[str, ...] = TRACKING_PARAM_PREFIXES,
     chunk: int = _CHUNK,
+    progress: Callable[[int], None] | None = None,
 ) -> UrlKeyCodes:
     """Codes of the :func:`~ragmeter.dedup.url_key.url_key` of each URL: equal keys, equal codes.
 
     ``tracking_names`` / ``tracking_prefixes`` replace the default denylists, as for ``url_key``.
-    The URLs are read ``chunk`` at a time (it bounds the memory of the numpy passes).
+    The URLs are read ``chunk`` at a time (it bounds the memory of the numpy passes);
+    ``progress(urls)`` hears of each chunk done.
 
     >>> coded = url_key_codes(["https://a.org/#x", "a.org", "mailto:a@b.org", None])
     >>> coded.codes.tolist(), list(coded.keys)
@@ -117,6 +119,8 @@ def url_key_codes(
             if key is not None:
                 others.append(key.encode("utf-8", "surrogatepass"))
                 other_places.append(start + i)
+        if progress is not None:
+            progress(len(part))
     arrays.append(_binary(others))
     places.append(np.array(other_places, np.int64))
     encoded = pa.concat_arrays(arrays).dictionary_encode()
