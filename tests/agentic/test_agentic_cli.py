@@ -129,16 +129,14 @@ def test_the_fast_path_reports_the_keys_chunk_by_chunk(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The distinct URLs, then the distinct texts, a chunk at a time; before the scoring starts."""
-    from ragmeter.agentic import api, evaluate_agentic
-    from ragmeter.dedup import text_codes, url_batch
+    import functools
 
+    from ragmeter.agentic import api, columnar_keys, evaluate_agentic
+
+    chunked = functools.partial(columnar_keys.url_key_codes, chunk=2)
+    monkeypatch.setattr(columnar_keys, "url_key_codes", chunked)
     monkeypatch.setattr(
-        url_batch.url_key_codes, "__kwdefaults__", {**url_batch.url_key_codes.__kwdefaults__, "chunk": 2}
-    )
-    monkeypatch.setattr(
-        text_codes.normalised_codes,
-        "__kwdefaults__",
-        {**text_codes.normalised_codes.__kwdefaults__, "chunk_chars": 40},
+        columnar_keys, "normalised_codes", functools.partial(columnar_keys.normalised_codes, chunk_chars=40)
     )
     results = [
         {"url": f"https://a.org/{i % 7}", "title": f"Title {i % 5}", "snippet": f"a snippet of page {i}"}
