@@ -34,12 +34,12 @@ typedef struct {
     size_t mask;      /* slots - 1 (a power of two) */
 } Interner;
 
-/* At least 4 slots per value up to `wanted` values (so at most half full before it grows). */
+/* At least 2 slots per value up to `wanted` values: called when half full, it doubles the table. */
 static int
 grow(Interner *self, size_t wanted)
 {
     size_t size = 16;
-    while (size < 4 * wanted) size <<= 1;
+    while (size < 2 * wanted) size <<= 1;
     Slot *slots = PyMem_Calloc(size, sizeof(Slot));
     if (slots == NULL) {
         PyErr_NoMemory();
