@@ -74,22 +74,37 @@ equal(PyObject *known, PyObject *value)
     return PyObject_RichCompareBool(known, value, Py_EQ);
 }
 
+/* The slot of `value` whose hash is `hash`: its own, or the empty one where it would go; -1 with an
+ * exception set. A comparison that runs Python code which changes this table starts the search again. */
+static Py_ssize_t
+find(Interner *self, PyObject *value, Py_hash_t hash)
+{
+restart:;
+    Slot *slots = self->slots;
+    size_t i = (size_t)hash & self->mask;
+    for (;;) {
+        Slot s = slots[i];
+        if (s.code == 0 || s.tag == TAG(hash)) {
+            if (s.code == 0) return (Py_ssize_t)i;
+            Py_INCREF(s.known);
+            int eq = equal(s.known, value);
+            Py_DECREF(s.known);
+            if (eq < 0) return -1;
+            if (self->slots != slots) goto restart;
+            if (eq) return (Py_ssize_t)i;
+        }
+        i = (i + 1) & self->mask;
+    }
+}
+
 /* The code of `value` whose hash is `hash` (added when new), or -1 with an exception set. */
 static int32_t
 code_of(Interner *self, PyObject *value, Py_hash_t hash)
 {
     if (value == Py_None) return 0;
-    size_t i = (size_t)hash & self->mask;
-    for (;;) {
-        Slot s = self->slots[i];
-        if (s.code == 0) break;
-        if (s.tag == TAG(hash)) {
-            int eq = equal(s.known, value);
-            if (eq < 0) return -1;
-            if (eq) return s.code;
-        }
-        i = (i + 1) & self->mask;
-    }
+    Py_ssize_t i = find(self, value, hash);
+    if (i < 0) return -1;
+    if (self->slots[i].code != 0) return self->slots[i].code;
     Py_ssize_t n = PyList_GET_SIZE(self->values);
     if (n >= INT32_MAX) {
         PyErr_SetString(PyExc_OverflowError, "more than 2**31 - 1 distinct values");
@@ -158,19 +173,27 @@ Interner_codes(Interner *self, PyObject *args)
         return NULL;
     }
     int32_t *codes = (int32_t *)PyBytes_AS_STRING(out);
-    PyObject **elems = PySequence_Fast_ITEMS(seq);
     PyObject *values[BLOCK];
     Py_hash_t hashes[BLOCK];
     for (Py_ssize_t start = 0; start < n; start += BLOCK) {
         Py_ssize_t m = n - start < BLOCK ? n - start : BLOCK;
         /* 1. each value and its hash; ask for its home slot */
         for (Py_ssize_t k = 0; k < m; k++) {
-            PyObject *value = elems[start + k];
-            if (attr == Py_None) {
-                Py_INCREF(value);
-            } else if ((value = PyObject_GetAttr(value, attr)) == NULL) {
+            /* Read again each time: a value's __hash__, __eq__ or attribute may change the list. */
+            if (start + k >= PySequence_Fast_GET_SIZE(seq)) {
+                PyErr_SetString(PyExc_RuntimeError, "the items changed size while they were coded");
                 release(values, k);
                 goto fail;
+            }
+            PyObject *value = Py_NewRef(PySequence_Fast_GET_ITEM(seq, start + k));
+            if (attr != Py_None) {
+                PyObject *item = value;
+                value = PyObject_GetAttr(item, attr);
+                Py_DECREF(item);
+                if (value == NULL) {
+                    release(values, k);
+                    goto fail;
+                }
             }
             values[k] = value;
             hashes[k] = value == Py_None ? 0 : PyObject_Hash(value);
@@ -214,15 +237,11 @@ Interner_get(Interner *self, PyObject *value)
     if (value == Py_None) return PyLong_FromLong(0);
     Py_hash_t hash = PyObject_Hash(value);
     if (hash == -1) return NULL;
-    for (size_t i = (size_t)hash & self->mask;; i = (i + 1) & self->mask) {
-        Slot s = self->slots[i];
-        if (s.code == 0) Py_RETURN_NONE;
-        if (s.tag == TAG(hash)) {
-            int eq = equal(s.known, value);
-            if (eq < 0) return NULL;
-            if (eq) return PyLong_FromLong(s.code);
-        }
-    }
+    Py_ssize_t i = find(self, value, hash);
+    if (i < 0) return NULL;
+    int32_t code = self->slots[i].code;
+    if (code == 0) Py_RETURN_NONE;
+    return PyLong_FromLong(code);
 }
 
 static PyObject *

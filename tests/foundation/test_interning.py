@@ -150,3 +150,34 @@ def test_the_tables_comparison_is_pythons(a: Any, b: Any) -> None:
     assert _equal(a, _copy(a))
     assert not _equal("ab", "ba") and not _equal("a€", "b€") and not _equal("é", "e")
     assert not _equal("ab", "\u6261\u20ac")  # the same first bytes, stored two bytes a character
+
+
+class _Meddler:
+    """A value whose hash or comparison runs code that changes the list or the table being used."""
+
+    def __init__(self, on_hash: Any = None, on_eq: Any = None) -> None:
+        self.on_hash, self.on_eq = on_hash, on_eq
+
+    def __hash__(self) -> int:
+        if self.on_hash is not None:
+            self.on_hash()
+        return 1
+
+    def __eq__(self, other: object) -> bool:
+        if self.on_eq is not None:
+            self.on_eq()
+        return self is other
+
+
+def test_code_that_changes_the_list_or_the_table_meanwhile_is_survived() -> None:
+    table = Compiled()
+    items: list[Any] = ["a", "b"]
+    items.insert(1, _Meddler(on_hash=items.clear))
+    with pytest.raises(RuntimeError, match="changed size"):
+        table.codes(items)
+    table = Compiled()
+    first = _Meddler()
+    table.codes([first])
+    first.on_eq = table.take  # the second value's lookup compares with the first, which empties the table
+    codes = table.codes([_Meddler()])
+    assert list(memoryview(codes).cast("i")) == [1] and len(table) == 2  # found its place in the new table
