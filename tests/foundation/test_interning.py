@@ -155,13 +155,13 @@ def test_the_tables_comparison_is_pythons(a: Any, b: Any) -> None:
 class _Meddler:
     """A value whose hash or comparison runs code that changes the list or the table being used."""
 
-    def __init__(self, on_hash: Any = None, on_eq: Any = None) -> None:
-        self.on_hash, self.on_eq = on_hash, on_eq
+    def __init__(self, on_hash: Any = None, on_eq: Any = None, hash_: int = 1) -> None:
+        self.on_hash, self.on_eq, self.hash = on_hash, on_eq, hash_
 
     def __hash__(self) -> int:
         if self.on_hash is not None:
             self.on_hash()
-        return 1
+        return self.hash
 
     def __eq__(self, other: object) -> bool:
         if self.on_eq is not None:
@@ -176,8 +176,11 @@ def test_code_that_changes_the_list_or_the_table_meanwhile_is_survived() -> None
     with pytest.raises(RuntimeError, match="changed size"):
         table.codes(items)
     table = Compiled()
-    first = _Meddler()
+    table.codes(list(range(1000, 1100)))  # a larger table: its slot for hash 200 is not the new one's
+    first = _Meddler(hash_=200)
     table.codes([first])
-    first.on_eq = table.take  # the second value's lookup compares with the first, which empties the table
-    codes = table.codes([_Meddler()])
-    assert list(memoryview(codes).cast("i")) == [1] and len(table) == 2  # found its place in the new table
+    first.on_eq = table.take  # the next lookup compares with the first, which empties the table
+    second = _Meddler(hash_=200)
+    codes = table.codes([second])
+    assert list(memoryview(codes).cast("i")) == [1] and table.values == [None, second]
+    assert table.get(second) == 1  # in its place in the new table
