@@ -14,7 +14,7 @@ import pytest
 from rich.console import Console
 
 import ragmeter.progress as progress_module
-from ragmeter.progress import ETA_MIN_ITEMS, LINE_EVERY_S, Progress, make_progress
+from ragmeter.progress import ETA_MIN_ITEMS, LINE_EVERY_S, DelayedTasks, Progress, make_progress
 
 
 class FakeClock:
@@ -71,6 +71,39 @@ def test_resumed_work_is_not_in_the_rate() -> None:
     for done in range(101, 111):
         progress.update("asking", done=done)
     assert out[0] == "asking: 105/110 questions (95%), 1.0/s, 0:05 elapsed, eta 0:05"
+
+
+def test_a_task_shown_late_counts_from_when_its_work_began() -> None:
+    """The agentic command shows a step once the run has taken a while: its rate is not done / 0 s."""
+    out: list[str] = []
+    clock = FakeClock(1.0)
+    progress = Progress(mode="lines", emit=out.append, clock=clock)
+    begun = clock()  # 0: the first report of the work, not yet shown
+    clock.now = 10.0
+    progress.add("reading", total=40, unit="MB", started=begun)
+    progress.update("reading", done=40)
+    assert out == ["reading: 40/40 MB (100%), 3.6/s, 0:11 elapsed (done)"]
+    console = Console(file=io.StringIO(), force_terminal=True, width=100)
+    bars = Progress(mode="bar", console=console, clock=FakeClock(1.0))
+    bars.add("reading", total=40, started=-30.0)
+    assert bars._bars is not None and bars._bars.tasks[0].start_time == -30.0  # rich's elapsed column
+    bars.stop()
+
+
+def test_delayed_tasks_show_after_the_delay_and_count_from_their_first_report() -> None:
+    out: list[str] = []
+    delayed = DelayedTasks(Progress(mode="lines", emit=out.append, clock=FakeClock(1.0)), 3.0)
+    delayed.report("quick", 5, 5, "MB")  # at 1 s, done before the delay: never shown
+    for done in range(1, 11):  # first report at 2 s, shown from 3 s, done at 13 s
+        delayed.report("slow", done, 10, "strings")
+    assert not any(line.startswith("quick") for line in out)
+    assert out[-1] == "slow: 10/10 strings (100%), 0.9/s, 0:11 elapsed (done)"  # 10 in 11 s, not in 9
+    at_once: list[str] = []
+    delayed = DelayedTasks(Progress(mode="lines", emit=at_once.append), 60.0, after_for={"judging": 0.0})
+    delayed.report("judging", 1, 2, "calls")
+    delayed.report("reading", 1, 1, "MB")
+    delayed.progress.stop()
+    assert len(at_once) == 1 and at_once[0].startswith("judging: 1/2 calls (50%)")
 
 
 def _eta_field(progress: Progress) -> str:

@@ -169,15 +169,28 @@ class Progress:
             self._bars.start()
         return self._bars
 
-    def add(self, name: str, *, total: int | None, done: int = 0, unit: str = "", lines: bool = True) -> None:
+    def add(
+        self,
+        name: str,
+        *,
+        total: int | None,
+        done: int = 0,
+        unit: str = "",
+        lines: bool = True,
+        started: float | None = None,
+    ) -> None:
         """Start (or restart) the task ``name``; ``done`` of it were done before (a resumed run).
 
-        ``lines=False`` shows the task as a bar only (no plain lines of its own).
+        ``lines=False`` shows the task as a bar only (no plain lines of its own). ``started``: when
+        the work began, by this progress's clock, for a task shown once it has run a while (its
+        rate and time elapsed count from then); now by default.
         """
         with self._lock:
             now = self._clock()
             old = self._tasks.get(name)
-            task = _Task(name, total, done, done, unit, now, lines, last_line=now)
+            task = _Task(
+                name, total, done, done, unit, now if started is None else started, lines, last_line=now
+            )
             if self.mode == "bar":
                 bars = self._rich()
                 if old is not None and old.bar is not None:
@@ -187,6 +200,8 @@ class Progress:
                     )
                 else:
                     task.bar = bars.add_task(escape(name), total=total, completed=done, rate="", eta="")
+                if started is not None:  # rich's elapsed column counts from the task's start_time
+                    next(t for t in bars.tasks if t.id == task.bar).start_time = started
             self._tasks[name] = task
 
     def update(
@@ -262,6 +277,44 @@ class Progress:
 
     def __exit__(self, *exc: Any) -> None:
         self.stop()
+
+
+class DelayedTasks:
+    """The tasks of one piece of work, each shown once the work has taken ``after`` seconds.
+
+    A short run prints nothing; a long one shows each task from then on, its rate and time
+    counted from the task's first report, not from when it was shown. ``after_for``: another
+    delay for some tasks (0: at once).
+
+    >>> ticks = iter(range(100)).__next__  # every reading of the clock: one second later
+    >>> lines = []
+    >>> delayed = DelayedTasks(Progress(mode="lines", emit=lines.append, clock=ticks), 3.0)
+    >>> for done in (10, 20, 30, 40):
+    ...     delayed.report("reading", done, 40, "MB")
+    >>> lines
+    ['reading: 40/40 MB (100%), 8.0/s, 0:05 elapsed (done)']
+    """
+
+    def __init__(
+        self, progress: Progress, after: float, *, after_for: dict[str, float] | None = None
+    ) -> None:
+        self.progress = progress
+        self.after = after
+        self.after_for = after_for or {}
+        self.started = progress._clock()
+        self.first_report: dict[str, float] = {}
+        self.shown: set[str] = set()
+
+    def report(self, task: str, done: int, total: int, unit: str) -> None:
+        """``done`` of ``total`` ``unit`` of ``task`` are done."""
+        if task not in self.shown:
+            now = self.progress._clock()
+            begun = self.first_report.setdefault(task, now)
+            if now - self.started < self.after_for.get(task, self.after):
+                return
+            self.progress.add(task, total=total, unit=unit, started=begun)
+            self.shown.add(task)
+        self.progress.update(task, done=done)
 
 
 def make_progress(

@@ -6,7 +6,6 @@
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
@@ -160,7 +159,7 @@ def agentic_command(
         raise ConfigError(f"--format must be one of {', '.join(TRACE_FORMATS)}, got {trace_format!r}")
     if out is not None:
         check_output_file(out)  # before any judge call is paid for
-    from ragmeter.progress import make_progress
+    from ragmeter.progress import DelayedTasks, make_progress
 
     labeller = None
     if judge_config is not None:
@@ -170,18 +169,11 @@ def agentic_command(
     progress = make_progress()
     # Shown once the work has taken PROGRESS_AFTER_S (a judge's calls: at once, but not the
     # reading before them): a small file prints no progress line, a million results do.
-    started = time.monotonic()
-    after = 0.0 if labeller is not None else PROGRESS_AFTER_S
-    shown: set[str] = set()
     step = "labelling traces" if labeller is not None else "scoring traces"
-
-    def show(task: str, done: int, total: int, unit: str) -> None:
-        if task not in shown:
-            if time.monotonic() - started < (after if task == step else PROGRESS_AFTER_S):
-                return
-            progress.add(task, total=total, unit=unit)
-            shown.add(task)
-        progress.update(task, done=done)
+    shown = DelayedTasks(
+        progress, PROGRESS_AFTER_S, after_for={step: 0.0 if labeller is not None else PROGRESS_AFTER_S}
+    )
+    show = shown.report
 
     try:
         result = evaluate_agentic(
