@@ -116,18 +116,24 @@ code_of(Interner *self, PyObject *value, Py_hash_t hash)
     return (int32_t)n;
 }
 
-/* Empty the table: code 0 (None) only. */
+/* Empty the table: code 0 (None) only. Unchanged when memory runs out. */
 static int
 reset(Interner *self)
 {
     PyObject *values = PyList_New(1);
     if (values == NULL) return -1;
-    Py_INCREF(Py_None);
-    PyList_SET_ITEM(values, 0, Py_None);
+    Slot *slots = PyMem_Calloc(16, sizeof(Slot));
+    if (slots == NULL) {
+        Py_DECREF(values);
+        PyErr_NoMemory();
+        return -1;
+    }
+    PyList_SET_ITEM(values, 0, Py_NewRef(Py_None));
     Py_XSETREF(self->values, values);
     PyMem_Free(self->slots);
-    self->slots = NULL;
-    return grow(self, 1);
+    self->slots = slots;
+    self->mask = 15;
+    return 0;
 }
 
 static PyObject *
