@@ -28,8 +28,7 @@ class PyInterner:
     """The table in Python: a dict from value to code (the reference for the compiled one)."""
 
     def __init__(self) -> None:
-        self._index: defaultdict[Any, int] = defaultdict(itertools.count().__next__)
-        self._index[None]  # code 0
+        self._index = _empty_index()
 
     def codes(self, items: Sequence[Any], attr: str | None = None) -> bytes:
         """The native int32 code of each item (or of its attribute ``attr``), added when new.
@@ -47,9 +46,7 @@ class PyInterner:
     def take(self) -> list[Any]:
         """The distinct values by code; the table is emptied (but for ``None``)."""
         values = list(self._index)
-        self._index.clear()
-        self._index = defaultdict(itertools.count().__next__)
-        self._index[None]
+        self._index = _empty_index()
         return values
 
     @property
@@ -59,6 +56,13 @@ class PyInterner:
 
     def __len__(self) -> int:
         return len(self._index)
+
+
+def _empty_index() -> defaultdict[Any, int]:
+    """A dict that gives each new key the next code; ``None`` has code 0."""
+    index: defaultdict[Any, int] = defaultdict(itertools.count().__next__)
+    index[None]
+    return index
 
 
 if TYPE_CHECKING:

@@ -248,7 +248,7 @@ def test_without_a_temporary_folder_an_export_takes_the_reference_path(
         raise FileNotFoundError("No usable temporary directory found")
 
     monkeypatch.setattr(tempfile, "gettempdir", no_folder)
-    assert columnar_exports.temporary_folder_usable() is False
+    assert columnar_exports.temporary_folder() is None
     monkeypatch.setattr(api, "evaluate_loaded_columnar", lambda *_a, **_k: pytest.fail("the fast path"))
     assert sorted(t.trace_id for t in evaluate_agentic(genai_export).traces) == ["conv-1", "conv-2"]
 

@@ -14,7 +14,7 @@ from ragmeter import __version__
 from ragmeter.agentic.aggregate import aggregate_scores
 from ragmeter.agentic.clusters import cluster_trace
 from ragmeter.agentic.columnar import ColumnarRun, collector_paused, columnar_applies, evaluate_columnar
-from ragmeter.agentic.columnar_exports import evaluate_loaded_columnar, temporary_folder_usable
+from ragmeter.agentic.columnar_exports import evaluate_loaded_columnar, temporary_folder
 from ragmeter.agentic.gains import GainLabeller, LabellerMemo, resolve_gains
 from ragmeter.agentic.labels import Label, label_from_record, load_labels
 from ragmeter.agentic.load import counted, iter_traces
@@ -239,18 +239,20 @@ def evaluate_agentic(
             keys_progress=_one_step(step_progress, KEYING),
         )
         trace_source = {"path": str(Path(traces)), "sha256": run.sha256, "format": "native"}
-    elif fast and temporary_folder_usable():  # an export, a JSON document, a list: built one by one
-        loaded, trace_source = _load(traces, trace_format, search_tools, read_progress, step_progress)
-        labels_by_trace, labels_source = _labels(labels, keys)
-        run = evaluate_loaded_columnar(
-            loaded,
-            labels_by_trace,
-            policy=policy,
-            good_threshold=good_threshold,
-            progress=progress,
-            prepare_progress=_one_step(step_progress, PREPARING),
-            keys_progress=_one_step(step_progress, KEYING),
-        )
+    elif fast and (folder := temporary_folder()) is not None:  # an export, a JSON document, a list
+        with folder:  # the traces, built one by one, are written there for the fast path
+            loaded, trace_source = _load(traces, trace_format, search_tools, read_progress, step_progress)
+            labels_by_trace, labels_source = _labels(labels, keys)
+            run = evaluate_loaded_columnar(
+                loaded,
+                labels_by_trace,
+                folder=Path(folder.name),
+                policy=policy,
+                good_threshold=good_threshold,
+                progress=progress,
+                prepare_progress=_one_step(step_progress, PREPARING),
+                keys_progress=_one_step(step_progress, KEYING),
+            )
     else:
         prepared, scores, trace_source, labels_by_trace, labels_source, n_boilerplate = _reference(
             traces,

@@ -29,6 +29,7 @@ def evaluate_loaded_columnar(
     loaded: Iterator[LoadedTrace],
     labels: Mapping[str, Sequence[Label]],
     *,
+    folder: Path,
     policy: DedupPolicy,
     good_threshold: float,
     progress: Callable[[int, int], None] | None = None,
@@ -37,26 +38,26 @@ def evaluate_loaded_columnar(
 ) -> ColumnarRun:
     """Score ``loaded`` (validated traces, each with its place) on the columnar fast path.
 
+    The native file is written in ``folder`` (:func:`temporary_folder`'s, which removes it).
     ``prepare_progress(done, total)`` hears of the traces written, when their number is known
     (``operator.length_hint``); ``progress`` of the scoring and ``keys_progress`` of the keys,
     as :func:`evaluate_columnar` says.
     """
     total = operator.length_hint(loaded)
     wheres: list[str] = []
-    with tempfile.TemporaryDirectory(prefix=_PREFIX) as folder:
-        native = Path(folder) / "traces.jsonl"
-        with native.open("wb") as out:
-            for trace in counted(loaded, total, prepare_progress if total else None):
-                out.write(trace.trace.model_dump_json(exclude_none=True).encode() + b"\n")
-                wheres.append(trace.where)
-        run = evaluate_columnar(
-            native,
-            labels,
-            policy=policy,
-            good_threshold=good_threshold,
-            progress=progress,
-            keys_progress=keys_progress,
-        )
+    native = folder / "traces.jsonl"
+    with native.open("wb") as out:
+        for trace in counted(loaded, total, prepare_progress if total else None):
+            out.write(trace.trace.model_dump_json(exclude_none=True).encode() + b"\n")
+            wheres.append(trace.where)
+    run = evaluate_columnar(
+        native,
+        labels,
+        policy=policy,
+        good_threshold=good_threshold,
+        progress=progress,
+        keys_progress=keys_progress,
+    )
     return ColumnarRun(
         [dataclasses.replace(p, where=w) for p, w in zip(run.prepared, wheres, strict=True)],
         [s.model_copy(update={"where": w}) for s, w in zip(run.scores, wheres, strict=True)],
@@ -65,17 +66,16 @@ def evaluate_loaded_columnar(
     )
 
 
-def temporary_folder_usable() -> bool:
-    """Whether a temporary folder can be made (else the record-at-a-time path is taken).
+def temporary_folder() -> tempfile.TemporaryDirectory[str] | None:
+    """A new temporary folder (removed when its ``with`` block ends), or ``None`` when none can be made.
 
-    >>> isinstance(temporary_folder_usable(), bool)
+    Then the record-at-a-time path is taken.
+
+    >>> with temporary_folder() as folder:
+    ...     Path(folder).is_dir()
     True
     """
     try:
-        with tempfile.TemporaryDirectory(prefix=_PREFIX):
-            return True
+        return tempfile.TemporaryDirectory(prefix="ragmeter-traces-")
     except OSError:  # no usable temporary folder, or one that cannot be written to
-        return False
-
-
-_PREFIX = "ragmeter-traces-"
+        return None

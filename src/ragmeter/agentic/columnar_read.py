@@ -188,37 +188,6 @@ def _misspelt_result_field(value: dict[str, Any]) -> bool:
     return False
 
 
-class StringTable:
-    """Distinct strings (or ids), each with a code; code 0 is ``None`` (absent).
-
-    Several code columns may share one table (titles and snippets share the texts). The table
-    is :class:`ragmeter.interning.Interner` (compiled when it was built).
-    """
-
-    def __init__(self) -> None:
-        self.table = Interner()
-
-    @property
-    def values(self) -> list[Any]:
-        """The distinct values in code order."""
-        return self.table.values
-
-    def take(self) -> list[Any]:
-        """The distinct values in code order; the table is emptied (its memory is the caller's now)."""
-        return self.table.take()
-
-    def __len__(self) -> int:
-        return len(self.table)
-
-    def code(self, value: Any) -> int | None:
-        """The code of ``value``, or ``None`` when it was never added."""
-        return self.table.get(value)
-
-    def add(self, items: list[Any], codes: array[int], attr: str | None = None) -> None:
-        """Append to ``codes`` the code of each of ``items`` (or of its attribute ``attr``)."""
-        codes.frombytes(self.table.codes(items, attr))
-
-
 def _codes() -> array[int]:
     return array("i")
 
@@ -228,7 +197,8 @@ class NativeColumns:
     """The results of the last turn of every trace in a file, as flat columns, and each trace's facts.
 
     Per result of a scored trace (in trace order, then iteration, search and rank order): codes
-    into the string tables, the iteration number and the gain (NaN = none). Per trace: id, place,
+    into the string tables (:class:`~ragmeter.interning.Interner`, code 0 for an absent field;
+    titles and snippets share one), the iteration number and the gain (NaN = none). Per trace: id, place,
     status, the result count per search iteration, and its line's number, byte offset and length
     (to read it again when the reference must score it). ``pending``: the traces whose lines are
     checked for a repeated key once the file is read, and ``balances`` the ``"`` their results
@@ -246,9 +216,9 @@ class NativeColumns:
     dropped_iterations: list[int] = field(default_factory=list)
     earlier_turns: list[int] = field(default_factory=list)
     has_good_results: list[bool] = field(default_factory=list)
-    ids: StringTable = field(default_factory=StringTable)
-    urls: StringTable = field(default_factory=StringTable)
-    texts: StringTable = field(default_factory=StringTable)
+    ids: Interner = field(default_factory=Interner)
+    urls: Interner = field(default_factory=Interner)
+    texts: Interner = field(default_factory=Interner)
     domain_id: array[int] = field(default_factory=_codes)
     generic_id: array[int] = field(default_factory=_codes)
     url: array[int] = field(default_factory=_codes)
@@ -514,10 +484,10 @@ def _add_trace(cols: NativeColumns, trace: Any, tid: str, where: str) -> None:
             if ids.count(None) == n:  # the field is often left out by a whole export: code 0 each
                 codes.frombytes(bytes(codes.itemsize * n))
             else:
-                cols.ids.add(ids, codes)
-        cols.urls.add(results, cols.url, "url")
-        cols.texts.add(results, cols.title, "title")
-        cols.texts.add(results, cols.snippet, "snippet")
+                codes.frombytes(cols.ids.codes(ids))
+        cols.url.frombytes(cols.urls.codes(results, "url"))
+        cols.title.frombytes(cols.texts.codes(results, "title"))
+        cols.snippet.frombytes(cols.texts.codes(results, "snippet"))
         gains = list(map(_GAIN, results))
         if None in gains:  # no gain: NaN
             cols.gain.frombytes(np.array(gains, np.float64).tobytes())
@@ -533,7 +503,7 @@ def _has_a_field(r: Any) -> bool:
     return _present(r.url) or any(_present(v) for v in (r.domain_id, r.id, r.title, r.snippet))
 
 
-def _present_texts(table: StringTable, codes: npt.NDArray[np.int32]) -> npt.NDArray[np.bool_]:
+def _present_texts(table: Interner, codes: npt.NDArray[np.int32]) -> npt.NDArray[np.bool_]:
     """Per code in ``codes`` (code 0 is ``None``): whether its value is not blank (empty or white space).
 
     Each distinct value among ``codes`` is looked at once, and no other.
@@ -545,7 +515,7 @@ def _present_texts(table: StringTable, codes: npt.NDArray[np.int32]) -> npt.NDAr
     rows = np.flatnonzero(wanted)
     present = np.zeros(len(values), bool)
     present[rows] = ~np.fromiter(map(str.isspace, map(values.__getitem__, rows.tolist())), bool, len(rows))
-    empty = table.code("")
+    empty = table.get("")
     if empty is not None:
         present[empty] = False
     return present[codes]

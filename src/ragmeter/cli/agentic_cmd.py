@@ -170,10 +170,9 @@ def agentic_command(
     # Shown once the work has taken PROGRESS_AFTER_S (a judge's calls: at once, but not the
     # reading before them): a small file prints no progress line, a million results do.
     step = "labelling traces" if labeller is not None else "scoring traces"
-    shown = DelayedTasks(
-        progress, PROGRESS_AFTER_S, after_for={step: 0.0 if labeller is not None else PROGRESS_AFTER_S}
-    )
-    show = shown.report
+    show = DelayedTasks(
+        progress, PROGRESS_AFTER_S, after_for={step: 0.0} if labeller is not None else None
+    ).report
 
     try:
         result = evaluate_agentic(

@@ -11,7 +11,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Union
 
 from rich.console import Console
 from rich.markup import escape
@@ -21,31 +21,15 @@ from ragmeter.progress import make_progress
 
 if TYPE_CHECKING:
     from ragmeter.judges import CostEstimate, JudgeRun
+    from ragmeter.result_json import PlainResult
+    from ragmeter.results import EvalResult
 
 MAX_WARNINGS_SHOWN = 8
 
 
-class ShownResult(Protocol):
-    """What the terminal shows of a result.
-
-    An :class:`~ragmeter.results.EvalResult`, or the quick start's
-    :class:`~ragmeter.result_json.PlainResult` (no pydantic to import).
-    """
-
-    aggregate: dict[str, float | None]
-    n_queries: int
-    n_scored: dict[str, int]
-    n_skipped: dict[str, int]
-    n_missing_output: int
-    warnings: list[str]
-    provenance: dict[str, Any]
-    breakdowns: dict[str, dict[str, dict[str, dict[str, float | int | None]]]]
-    operational: dict[str, Any]
-    index_coverage: dict[str, Any] | None
-    judge_reliability: dict[str, dict[str, Any]]
-
-    def requested_names(self) -> dict[str, str]:
-        """Each metric's canonical name → the name the user typed for it."""
+ShownResult = Union["EvalResult", "PlainResult"]
+"""What the terminal shows: an :class:`~ragmeter.results.EvalResult`, or the quick start's
+:class:`~ragmeter.result_json.PlainResult` (the same fields, no pydantic to import)."""
 
 
 def fmt_value(value: float | None) -> str:
