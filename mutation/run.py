@@ -151,13 +151,21 @@ def statuses(module: str) -> dict[str, str]:
     return out
 
 
-def prune_mutants() -> None:
-    """Delete copies in ``mutants/`` of source and test files that no longer exist (mutmut only adds)."""
+def prune_mutants(root: Path = ROOT) -> None:
+    """Delete copies in ``mutants/`` of source and test files that no longer exist (mutmut only adds).
+
+    Compiled extensions (``ragmeter._intern``) are deleted too, so that the current build is
+    copied again: mutmut copies a file only when its copy is missing, and an old build would
+    fail the tests of the new source.
+    """
     for folder in ("src", "tests"):
-        for copy in (ROOT / "mutants" / folder).rglob("*.py"):
-            if not (ROOT / copy.relative_to(ROOT / "mutants")).exists():
+        for copy in (root / "mutants" / folder).rglob("*.py"):
+            if not (root / copy.relative_to(root / "mutants")).exists():
                 copy.unlink()
                 copy.with_name(copy.name + ".meta").unlink(missing_ok=True)
+    for suffix in ("*.so", "*.pyd"):
+        for copy in (root / "mutants" / "src").rglob(suffix):
+            copy.unlink()
 
 
 _GENERATE = (

@@ -44,6 +44,17 @@ def test_every_core_module_exists_and_the_equivalents_have_reasons(run: ModuleTy
         assert eq.reason and eq.module.startswith("ragmeter.") and (eq.removed or eq.added)
 
 
+def test_pruning_drops_removed_files_and_every_compiled_copy(run: ModuleType, tmp_path: Path) -> None:
+    (tmp_path / "src" / "pkg").mkdir(parents=True)
+    (tmp_path / "src" / "pkg" / "kept.py").write_text("")
+    copies = tmp_path / "mutants" / "src" / "pkg"
+    copies.mkdir(parents=True)
+    for name in ("kept.py", "gone.py", "gone.py.meta", "_ext.cpython-311-x86_64-linux-gnu.so"):
+        (copies / name).write_text("")
+    run.prune_mutants(tmp_path)
+    assert sorted(p.name for p in copies.iterdir()) == ["kept.py"]  # an old build is copied again
+
+
 def test_a_reviewed_equivalent_leaves_the_denominator(run: ModuleType, tmp_path: Path) -> None:
     (tmp_path / "eq.toml").write_text(
         '[[equivalent]]\nmodule = "ragmeter.m"\nfunction = "f"\nremoved = "a = 1"\nadded = "a = 2"\nreason = "why"\n',
