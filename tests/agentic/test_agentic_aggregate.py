@@ -115,3 +115,21 @@ def test_redundancy_and_counts_pool_the_scored_traces() -> None:
     assert redundancy.srr == 0.5 and redundancy.share_by_key["url"] == 0.3
     counts = aggregate.counts
     assert (counts.iterations_for_all_good_undefined, counts.iterations_for_all_good_unscored) == (1, 1)
+
+
+def test_traces_with_unscored_results_are_those_with_at_least_one() -> None:
+    from ragmeter.agentic.aggregate import aggregate_scores
+    from ragmeter.agentic.scoring import TraceScore
+
+    def scored(tid: str, unscored: int) -> TraceScore:
+        return TraceScore(
+            trace_id=tid,
+            where="-",
+            status="scored",
+            n_iterations=1,
+            series={"CG": [1.0]},
+            n_unscored=unscored,
+        )
+
+    counts = aggregate_scores([scored("a", 0), scored("b", 3), scored("c", 0)], names=("CG",)).counts
+    assert (counts.traces_with_unscored_results, counts.unscored_results) == (1, 3)

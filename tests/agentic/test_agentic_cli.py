@@ -47,7 +47,7 @@ def test_json_output(tmp_path: Path, cli: Any) -> None:
     assert traces["py-311"]["series"]["CG"] == [10.0, 12.0, 12.0]
     assert traces["py-311"]["details"] is None
     assert traces["not-captured"]["status"] == "results_not_captured"
-    assert data["provenance"]["labels"]["sha256"]
+    assert data["provenance"]["labels"]["sha256"] and data["provenance"]["labels"]["path"] == LABELS
     assert data["provenance"]["settings"]["dedup_fingerprint"]
 
 

@@ -191,6 +191,37 @@ def test_vectorised_dedup_matches_the_reference_per_result(
         assert kinds == [None if m is None else str(m) for m in expected.match]
 
 
+@pytest.mark.parametrize(
+    ("results", "duplicates"),
+    [
+        # generic ids are kept as written: a DOI-like id is not a domain id (unlike domain_id)
+        ([{"id": "DOI:10.1/X", "url": "https://a.org"}, {"id": "doi:10.1/x", "url": "https://b.org"}], {}),
+        # a result with a domain id is not keyed by its generic id, whatever its domain id's code
+        (
+            [{"domain_id": "doi:1", "id": "x", "url": "https://a.org"}, {"id": "x", "url": "https://b.org"}],
+            {},
+        ),
+        ([{"id": "x", "url": "https://a.org"}, {"id": "x", "url": "https://b.org"}], {"generic_id": 1}),
+        # a content key needs a snippet: the same long title alone does not make a duplicate
+        (
+            [
+                {"url": f"https://{host}.org", "title": "one two three four five six seven eight nine ten"}
+                for host in ("a", "b")
+            ],
+            {},
+        ),
+    ],
+)
+def test_which_keys_a_result_has(
+    tmp_path: Path, results: list[dict[str, Any]], duplicates: dict[str, int]
+) -> None:
+    path = _write(tmp_path / "t.jsonl", [_one_trace(results)])
+    run = evaluate_columnar(path, {}, policy=DedupPolicy(), good_threshold=2.0)
+    expected = {"domain_id": 0, "generic_id": 0, "url": 0, "content": 0} | duplicates
+    assert run.scores[0].duplicates_by_key == expected
+    assert _json(evaluate_agentic(path)) == _json(evaluate_agentic(path, engine="reference"))
+
+
 def test_ids_that_disagree_are_deduplicated_by_the_reference(tmp_path: Path) -> None:
     """Same URL, different DOIs: the reference's veto keeps them apart, and so does the fast path."""
     results = [
