@@ -11,12 +11,12 @@ $(BIN)/python:
 	$(PY) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 
-$(STAMP_CORE): pyproject.toml setup.py src/ragmeter/_intern.c | $(BIN)/python
+$(STAMP_CORE): pyproject.toml setup.py src/ragmeter/_intern.c src/ragmeter/_trec_scan.c | $(BIN)/python
 	$(BIN)/pip install --quiet -e '.[judge,http,pipeline]'
 	touch $@
 
 # torch first, pinned to the local CPU build, so extras never pull a CUDA wheel.
-$(STAMP_ALL): pyproject.toml setup.py src/ragmeter/_intern.c | $(BIN)/python
+$(STAMP_ALL): pyproject.toml setup.py src/ragmeter/_intern.c src/ragmeter/_trec_scan.c | $(BIN)/python
 	$(BIN)/pip install --quiet 'torch==2.13.0'
 	$(BIN)/pip install --quiet -e '.[all]'
 	touch $@ $(STAMP_CORE)

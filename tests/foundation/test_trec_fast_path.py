@@ -16,11 +16,12 @@ import hashlib
 import os
 import random
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
 
-from ragmeter.io import digests
+from ragmeter.io import digests, trec_scan
 from ragmeter.io import docnos as docnos_io
 from ragmeter.io import trec as trec_io
 from ragmeter.io.docnos import KeyIndex, string_array
@@ -106,6 +107,7 @@ def _reference(folder: Path, complete: bool) -> tuple[list[str], list[list[float
         "slices and weak hash",
         "dictionary-encoded topics",
         "slices and dictionary-encoded topics",
+        "slices, pyarrow and numpy hashes",
     ],
 )
 def test_the_fast_path_equals_the_plain_python_reference(
@@ -117,7 +119,14 @@ def test_the_fast_path_equals_the_plain_python_reference(
         monkeypatch.setattr(trec_io, "_workers", lambda: 3)
     if "weak hash" in mode:  # hashes of 2 bits: collisions everywhere
         strong = docnos_io._chunk_hashes
-        monkeypatch.setattr(docnos_io, "_chunk_hashes", lambda chunk: strong(chunk) & np.uint64(3))
+
+        def weak(chunk: Any, out: np.ndarray) -> None:
+            out ^= strong(chunk) & np.uint64(3)
+
+        monkeypatch.setattr(docnos_io, "_xor_chunk_hashes", weak)
+    if "pyarrow" in mode or "dictionary-encoded" in mode:  # as if the compiled scan and hashes were not built
+        monkeypatch.setattr(trec_scan, "_trec_scan", None)
+        monkeypatch.setattr(docnos_io, "_trec_scan", None)
     if "dictionary-encoded topics" in mode:
         monkeypatch.setattr(trec_io, "_TOPIC_RUNS", 0)
     for seed in range(CASES):

@@ -3,7 +3,8 @@
 A plain file must take the fast (columnar) path: a silent fall-back to the exact
 line-by-line reader gives the same numbers, slower, so these tests check the path
 itself (``reader``, and :func:`~ragmeter.io.trec.read_by`). Irregular files take the exact path and
-are read as trec_eval reads them, or rejected with the file, line and field.
+are read as trec_eval reads them, or rejected with the file, line and field. Each test runs
+with the compiled scan and without it (pyarrow's CSV reader).
 """
 
 from __future__ import annotations
@@ -16,10 +17,22 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from ragmeter.errors import InputError
+from ragmeter.io import docnos as docnos_io
 from ragmeter.io import trec as trec_io
+from ragmeter.io import trec_scan
 from ragmeter.io.trec import read_by, read_qrels, read_run
 from ragmeter.io.trec_exact import read_qrels_exact, read_run_exact
 from ragmeter.matching.trec import match_trec
+
+
+@pytest.fixture(autouse=True, params=["scan", "pyarrow"])
+def parser(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    """Every test twice: with the compiled scan (and hashes), and as if they were not built."""
+    if request.param == "pyarrow":
+        monkeypatch.setattr(trec_scan, "_trec_scan", None)
+        monkeypatch.setattr(docnos_io, "_trec_scan", None)
+    return str(request.param)
+
 
 docno = st.text(alphabet="abcXYZ019é-_.:/", min_size=1, max_size=12)
 score = st.one_of(

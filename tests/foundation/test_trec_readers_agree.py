@@ -4,9 +4,9 @@ Hypothesis writes files from random whitespace (runs of spaces, tabs, vertical t
 and carriage returns, mixed; CRLF or LF line ends; blank, comment and indented lines), random
 ids (with non-breaking spaces, U+2028, U+0085, NUL and other control characters, ``#``,
 accents) and random numbers (plain decimals in every spelling, and ``1_0``, full-width and
-Arabic-Indic digits, ``nan``, ``inf``, ``1e400``, hex). The fast path (pyarrow, in one piece or
-in many slices on threads) must give exactly the exact reader's table, or fail over to it and
-so raise the exact reader's error.
+Arabic-Indic digits, ``nan``, ``inf``, ``1e400``, hex). The fast path (the compiled scan, or
+pyarrow without it; in one piece or in many slices on threads) must give exactly the exact
+reader's table, or fail over to it and so raise the exact reader's error.
 """
 
 from __future__ import annotations
@@ -21,7 +21,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from ragmeter.errors import InputError
+from ragmeter.io import docnos as docnos_io
 from ragmeter.io import trec as trec_io
+from ragmeter.io import trec_scan
 from ragmeter.io.docnos import chunk_list
 from ragmeter.io.trec import read_qrels, read_run
 from ragmeter.io.trec_exact import read_qrels_exact, read_run_exact
@@ -64,7 +66,11 @@ rels = st.one_of(
 )
 
 
-valid_scores = st.one_of(st.floats(-1e6, 1e6, allow_nan=False).map(repr), st.integers(-50, 50).map(str))
+valid_scores = st.one_of(
+    st.floats(-1e6, 1e6, allow_nan=False).map(repr),
+    st.integers(-50, 50).map(str),
+    st.floats(-1e3, 1e3, allow_nan=False).map(lambda v: f"{v:.6f}"),  # what the compiled scan reads itself
+)
 ODD = [
     "  ",
     " \t",
@@ -148,8 +154,11 @@ def _read(reader: object, path: Path) -> object:
     return (table.topics, table.topic_code.tolist(), docnos, [repr(v) for v in values.tolist()])  # -0.0 too
 
 
-def _agree(text: str, fast: object, exact: object, slices: bool) -> None:
+def _agree(text: str, fast: object, exact: object, slices: bool, parser: str) -> None:
     with tempfile.TemporaryDirectory() as folder, ExitStack() as patches:
+        if parser == "pyarrow":  # as if the compiled scan and hashes were not built
+            patches.enter_context(mock.patch.object(trec_scan, "_trec_scan", None))
+            patches.enter_context(mock.patch.object(docnos_io, "_trec_scan", None))
         if slices:  # the path of large files: many slices parsed on threads
             patches.enter_context(mock.patch.object(trec_io, "_PARALLEL_BYTES", 0))
             patches.enter_context(mock.patch.object(trec_io, "_SLICE_BYTES", 16))
@@ -159,18 +168,20 @@ def _agree(text: str, fast: object, exact: object, slices: bool) -> None:
         assert _read(fast, path) == _read(exact, path), repr(text)
 
 
+@pytest.mark.parametrize("parser", ["scan", "pyarrow"])
 @pytest.mark.parametrize("slices", [False, True], ids=["one piece", "slices"])
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(text=trec_file("run"))
-def test_the_readers_agree_on_runs(text: str, slices: bool) -> None:
-    _agree(text, read_run, read_run_exact, slices)
+def test_the_readers_agree_on_runs(text: str, slices: bool, parser: str) -> None:
+    _agree(text, read_run, read_run_exact, slices, parser)
 
 
+@pytest.mark.parametrize("parser", ["scan", "pyarrow"])
 @pytest.mark.parametrize("slices", [False, True], ids=["one piece", "slices"])
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(text=trec_file("qrels"))
-def test_the_readers_agree_on_qrels(text: str, slices: bool) -> None:
-    _agree(text, read_qrels, read_qrels_exact, slices)
+def test_the_readers_agree_on_qrels(text: str, slices: bool, parser: str) -> None:
+    _agree(text, read_qrels, read_qrels_exact, slices, parser)
 
 
 @pytest.mark.parametrize(

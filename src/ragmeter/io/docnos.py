@@ -29,6 +29,11 @@ import numpy as np
 import pyarrow as pa
 from numpy.typing import NDArray
 
+try:
+    from ragmeter import _trec_scan
+except ImportError:  # built without a C compiler: numpy hashes
+    _trec_scan = None  # type: ignore[assignment]
+
 Docnos: TypeAlias = "pa.Array | pa.ChunkedArray"
 """Docnos stay Arrow strings (chunked for large files: no copy into one buffer)."""
 
@@ -144,9 +149,19 @@ def docno_hashes(docno: Docnos, *, into: NDArray[np.uint64] | None = None) -> ND
     done = 0
     for chunk in chunk_list(docno):
         if len(chunk):
-            out[done : done + len(chunk)] ^= _chunk_hashes(chunk)
+            _xor_chunk_hashes(chunk, out[done : done + len(chunk)])
             done += len(chunk)
     return out
+
+
+def _xor_chunk_hashes(chunk: pa.Array, out: NDArray[np.uint64]) -> None:
+    """XOR the hashes of a chunk's strings into ``out``: in C when it was built (one pass), else numpy."""
+    if _trec_scan is None:
+        out ^= _chunk_hashes(chunk)
+        return
+    data = chunk.buffers()[2]
+    wide = pa.types.is_large_string(chunk.type) or pa.types.is_large_binary(chunk.type)
+    _trec_scan.xor_docno_hashes(string_bounds(chunk), wide, b"" if data is None else data, out)
 
 
 def _chunk_hashes(chunk: pa.Array) -> NDArray[np.uint64]:

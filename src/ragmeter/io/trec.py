@@ -8,9 +8,11 @@ lines are skipped.
 Fields are separated by runs of ASCII whitespace (spaces and tabs, mixed), lines end at
 ``\\n``; numbers are plain ASCII decimals; see :mod:`ragmeter.io.trec_exact` for the rules.
 
-Files take a fast columnar path (pyarrow's CSV reader; large files in slices on
-all cores, see :func:`_fast_columns`). pyarrow splits at one delimiter, so the raw bytes
-are checked (:func:`ragmeter.io.trec_bytes.plain`) and the values too: any irregularity
+Files take a fast columnar path (large files in slices on all cores, see
+:func:`_fast_columns`). A plain piece (printable ASCII fields, one space or tab between
+them) is read by the compiled scan (:mod:`ragmeter.io.trec_scan`); any other, or every
+piece when the scan was not built, by pyarrow's CSV reader. pyarrow splits at one
+delimiter, so the raw bytes are checked (:func:`ragmeter.io.trec_bytes.plain`) and the values too: any irregularity
 (comments, uneven or mixed spacing, extra words, a control character, a value that is not
 a plain number) sends the file to the exact line-by-line reader, which also produces the
 error messages, so every error names the file and line. Both readers give the same tables
@@ -57,6 +59,7 @@ from pyarrow._compute import (  # pyarrow.compute: 60 ms to import
 )
 
 from ragmeter.errors import InputError
+from ragmeter.io import trec_scan
 from ragmeter.io.docnos import Docnos, numpy_view, pair_keys, string_bounds, strings_at, topic_keys
 from ragmeter.io.file_state import changed, check_unchanged, snapshot
 from ragmeter.io.text_files import compression_of, read_bytes
@@ -236,6 +239,26 @@ def _parse(layout: _Layout, data: bytes | mmap.mmap, start: int, stop: int, *, t
     The table holds no reference to ``data`` (pyarrow copies every value it keeps), so a
     buffer may be reused for the next slice.
     """
+    value = list(layout.types)[-1]  # the score or relevance
+    scanned = trec_scan.scan(
+        data,
+        start,
+        stop,
+        fields=len(layout.names),
+        value_field=layout.names.index(value),
+        whole=layout.types[value] == pa.string(),
+        delimiter=layout.delimiter,
+    )
+    if scanned is not None:
+        values = pa.Array.from_buffers(
+            pa.float64(), len(scanned.values), [None, pa.py_buffer(scanned.values)]
+        )
+        index: dict[str, int] = {}
+        codes = name_codes(index, scanned.run_names)
+        return _Slice(
+            pa.Table.from_arrays([scanned.docno, values], names=["docno", value]),
+            _Topics(list(index), codes, scanned.run_lengths),
+        )
     types = layout.types
     buffer = pa.py_buffer(data)
     try:
@@ -267,7 +290,6 @@ def _parse(layout: _Layout, data: bytes | mmap.mmap, start: int, stop: int, *, t
     why = _irregularity(table, topics.names)
     if why is not None:
         raise _Irregular(why)
-    value = list(types)[-1]  # the score or relevance
     if types[value] == pa.string():
         table = table.set_column(table.column_names.index(value), value, _whole_numbers(table.column(value)))
     for chunk in table.column(value).chunks:
