@@ -12,8 +12,8 @@ Files take a fast columnar path (large files in slices on all cores, see
 :func:`_fast_columns`). A plain piece (printable ASCII fields, one space or tab between
 them) is read by the compiled scan (:mod:`ragmeter.io.trec_scan`); any other, or every
 piece when the scan was not built, by pyarrow's CSV reader. pyarrow splits at one
-delimiter, so the raw bytes are checked (:func:`ragmeter.io.trec_bytes.plain`) and the values too: any irregularity
-(comments, uneven or mixed spacing, extra words, a control character, a value that is not
+delimiter, so the raw bytes are checked (:func:`ragmeter.io.trec_bytes.plain`) and the
+values too: any irregularity (comments, uneven or mixed spacing, extra words, a control character, a value that is not
 a plain number) sends the file to the exact line-by-line reader, which also produces the
 error messages, so every error names the file and line. Both readers give the same tables
 (:mod:`ragmeter.io.trec_tables`) for every file, and say which reader ran (:func:`read_by`).
@@ -236,29 +236,14 @@ def _layout(head: bytes, names: list[str], types: dict[str, pa.DataType]) -> _La
 def _parse(layout: _Layout, data: bytes | mmap.mmap, start: int, stop: int, *, threads: bool) -> _Slice:
     """Parse ``data[start:stop]``; raise :class:`_Irregular` unless every byte and value is regular.
 
-    The table holds no reference to ``data`` (pyarrow copies every value it keeps), so a
-    buffer may be reused for the next slice.
+    The compiled scan reads a plain piece; pyarrow the others. The table holds no
+    reference to ``data`` (both copy every value they keep), so a buffer may be reused
+    for the next slice.
     """
     value = list(layout.types)[-1]  # the score or relevance
-    scanned = trec_scan.scan(
-        data,
-        start,
-        stop,
-        fields=len(layout.names),
-        value_field=layout.names.index(value),
-        whole=layout.types[value] == pa.string(),
-        delimiter=layout.delimiter,
-    )
+    scanned = _scanned(layout, data, start, stop)
     if scanned is not None:
-        values = pa.Array.from_buffers(
-            pa.float64(), len(scanned.values), [None, pa.py_buffer(scanned.values)]
-        )
-        index: dict[str, int] = {}
-        codes = name_codes(index, scanned.run_names)
-        return _Slice(
-            pa.Table.from_arrays([scanned.docno, values], names=["docno", value]),
-            _Topics(list(index), codes, scanned.run_lengths),
-        )
+        return scanned
     types = layout.types
     buffer = pa.py_buffer(data)
     try:
@@ -313,6 +298,29 @@ def _whole_numbers(column: pa.ChunkedArray) -> pa.ChunkedArray:
             raise _Irregular("a relevance beyond 64 bits") from None
         chunks.append(call_function("cast", [whole], CastOptions.safe(pa.float64())))
     return pa.chunked_array(chunks, type=pa.float64())
+
+
+def _scanned(layout: _Layout, data: bytes | mmap.mmap, start: int, stop: int) -> _Slice | None:
+    """A plain piece read by the compiled scan, or ``None`` (irregular, or the scan was not built)."""
+    value = list(layout.types)[-1]
+    scanned = trec_scan.scan(
+        data,
+        start,
+        stop,
+        fields=len(layout.names),
+        value_field=layout.names.index(value),
+        whole=layout.types[value] == pa.string(),
+        delimiter=layout.delimiter,
+    )
+    if scanned is None:
+        return None
+    values = pa.Array.from_buffers(pa.float64(), len(scanned.values), [None, pa.py_buffer(scanned.values)])
+    index: dict[str, int] = {}
+    codes = name_codes(index, scanned.run_names)
+    return _Slice(
+        pa.Table.from_arrays([scanned.docno, values], names=["docno", value]),
+        _Topics(list(index), codes, scanned.run_lengths),
+    )
 
 
 @dataclass(frozen=True)
