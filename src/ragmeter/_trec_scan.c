@@ -4,10 +4,12 @@
  * line has exactly the expected fields, each of printable ASCII (0x21..0x7E), one delimiter (a
  * space or a tab) between them, and ends at a newline (the last one may not). The scan gives the
  * docno column (Arrow string offsets and bytes), the value column and the topic of each run of
- * lines with one topic, in one pass without the GIL. xor_docno_hashes hashes the docnos of any
- * Arrow string column as ragmeter.io.docnos does, in one pass instead of numpy's several. Anything else (a
- * comment, a blank line, a carriage return, a control or non-ASCII byte, a number beyond the
- * exactly rounded range below) makes it give up, and the caller reads the bytes as before.
+ * lines with one topic, in one pass without the GIL. Anything else (a comment, a blank line, a
+ * carriage return, a control or non-ASCII byte, a number beyond the exactly rounded range below)
+ * makes it give up, and the caller reads the bytes with pyarrow as before.
+ *
+ * xor_docno_hashes hashes the strings of any Arrow string column as ragmeter.io.docnos does (the
+ * keys of (topic, docno) pairs), in one pass instead of numpy's several.
  *
  * Numbers: a score is [+-]?(digits[.digits]|.digits)([eE][+-]?digits)?, the exact reader's grammar.
  * Its value is w * 10^e with w the significant digits (at most 2^53) and |e| <= 22: both factors
