@@ -193,6 +193,16 @@ def test_repeat_check_confirms_a_match_of_the_high_halves_on_the_full_keys() -> 
     assert not trec_io._repeats(across, codes)
 
 
+def test_a_repeat_in_a_topic_of_two_lines_is_found() -> None:
+    # Both lines' high halves are equal and nothing else in the row differs: still a suspect.
+    rng = np.random.default_rng(8)
+    keys = rng.integers(0, 2**63, 8, dtype=np.int64).view(np.uint64)
+    codes = np.repeat(np.arange(4, dtype=np.int32), 2)
+    assert not trec_io._repeats(keys, codes)
+    keys[3] = keys[2]  # the second topic (inside the rows sorted together)
+    assert trec_io._repeats(keys, codes)
+
+
 @pytest.mark.parametrize("size", [0, 1, 5, 3000])
 def test_key_index_finds_exactly_the_keys_a_dict_finds(size: int) -> None:
     rng = np.random.default_rng(size)

@@ -173,6 +173,14 @@ def test_the_columns_and_the_topic_runs() -> None:
     assert found.run_names == ["q1", "10", "q1"] and found.run_lengths.tolist() == [2, 1, 1]
 
 
+def test_the_docno_column_holds_its_docnos_and_nothing_more() -> None:
+    found = _run(["q1 Q0 d1 1 2.5 r", "q1 Q0 doc-22 2 1 r", "q2 Q0 d333 1 0.5 r"])
+    assert found is not None
+    _, offsets, data = found.docno.buffers()
+    assert offsets.size == 4 * 4 and data.size == len("d1doc-22d333")
+    assert np.frombuffer(offsets, np.int32).tolist() == [0, 2, 8, 12]
+
+
 def test_a_tab_separated_file_and_a_last_line_without_a_newline() -> None:
     data = b"q1\tQ0\td1\t1\t2.5\tr\nq1\tQ0\td2\t2\t1.5\tr"
     found = trec_scan.scan(data, 0, len(data), fields=6, value_field=4, whole=False, delimiter="\t")
