@@ -317,3 +317,11 @@ def test_the_compiled_helpers_refuse_bounds_outside_their_buffers() -> None:
         )
     with pytest.raises(ValueError, match="a space or tab"):
         _trec_scan.scan(b"q1,Q0", 0, 5, 6, 4, False, ord(","), np.empty(9, np.int32), bytearray(9), values, 8)
+
+
+def test_no_room_for_the_outputs_leaves_the_piece_to_pyarrow(monkeypatch: pytest.MonkeyPatch) -> None:
+    def no_memory(*args: object, **kwargs: object) -> None:
+        raise MemoryError
+
+    monkeypatch.setattr(trec_scan.np, "empty", no_memory)
+    assert _run(["q1 Q0 d1 1 2.5 r"]) is None

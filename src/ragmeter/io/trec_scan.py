@@ -70,10 +70,13 @@ def scan(
     """
     if _trec_scan is None or stop - start >= 1 << 31:
         return None
-    capacity = (stop - start) // (2 * fields - 1) + 1
-    offsets = np.empty(capacity + 1, dtype=np.int32)
-    text = np.empty(max(stop - start, 1), dtype=np.uint8)
-    values = np.empty(capacity, dtype=np.float64)
+    capacity = (stop - start) // (2 * fields - 1) + 1  # lines, at most: "a b c d e f" is the shortest
+    try:  # room for the most lines the piece can hold; only the pages written take memory
+        offsets = np.empty(capacity + 1, dtype=np.int32)
+        text = np.empty(max(stop - start, 1), dtype=np.uint8)
+        values = np.empty(capacity, dtype=np.float64)
+    except MemoryError:  # a huge piece (a decompressed file) on a small machine: pyarrow's blocks
+        return None
     found = _trec_scan.scan(
         data,
         start,
