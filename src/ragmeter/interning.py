@@ -22,6 +22,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
+import numpy.typing as npt
 
 
 class PyInterner:
@@ -72,3 +73,15 @@ else:
         from ragmeter._intern import Interner
     except ImportError:  # not built (no C compiler at install): the same table in Python
         Interner = PyInterner
+
+
+def first_seen_codes(values: Sequence[Any]) -> tuple[npt.NDArray[np.int64], list[Any]]:
+    """Codes from 0 in first-seen order (``None`` is -1), and the distinct values by code.
+
+    >>> codes, distinct = first_seen_codes(["b", None, "a", "b"])
+    >>> codes.tolist(), distinct
+    ([0, -1, 1, 0], ['b', 'a'])
+    """
+    table = Interner()
+    codes = np.frombuffer(table.codes(values), np.int32).astype(np.int64) - 1
+    return codes, table.take()[1:]

@@ -71,18 +71,15 @@ def test_the_averages_are_a_plain_loop_value_for_value(traces: list[TraceScore])
     assert result.averages_at_n["IterationsForAllGoodResults"] == (sum(good) / len(good) if good else None)
 
 
-def test_the_final_values_are_named_once_each_in_order() -> None:
-    from ragmeter.agentic.aggregate import aggregate_scores
-    from ragmeter.agentic.scoring import TraceScore
+def _scored(tid: str, **fields: object) -> TraceScore:
+    """A scored trace of one iteration (CG 1.0), with ``fields`` on top."""
+    fields.setdefault("series", {"CG": [1.0]})
+    return TraceScore(trace_id=tid, where="-", status="scored", n_iterations=1, **fields)
 
-    score = TraceScore(
-        trace_id="a",
-        where="-",
-        status="scored",
-        n_iterations=1,
-        series={"CG": [1.0], "R": [2.0]},
-        at_n={"CG": 1.0, "R": 2.0},
-        iterations_for_all_good=1,
+
+def test_the_final_values_are_named_once_each_in_order() -> None:
+    score = _scored(
+        "a", series={"CG": [1.0], "R": [2.0]}, at_n={"CG": 1.0, "R": 2.0}, iterations_for_all_good=1
     )
     aggregate = aggregate_scores([score], names=("CG", "R"))
     assert list(aggregate.averages_at_n) == ["CG", "R", "IterationsForAllGoodResults"]
@@ -91,16 +88,9 @@ def test_the_final_values_are_named_once_each_in_order() -> None:
 
 
 def test_redundancy_and_counts_pool_the_scored_traces() -> None:
-    from ragmeter.agentic.aggregate import aggregate_scores
-    from ragmeter.agentic.scoring import TraceScore
-
     def scored(tid: str, results: float, url_dups: int, reason: str | None) -> TraceScore:
-        return TraceScore(
-            trace_id=tid,
-            where="-",
-            status="scored",
-            n_iterations=1,
-            series={"CG": [1.0]},
+        return _scored(
+            tid,
             at_n={"CG": 1.0, "R_cum": results},
             duplicates_by_key={"url": url_dups, "content": 1},
             iterations_for_all_good_reason=reason,
@@ -118,18 +108,6 @@ def test_redundancy_and_counts_pool_the_scored_traces() -> None:
 
 
 def test_traces_with_unscored_results_are_those_with_at_least_one() -> None:
-    from ragmeter.agentic.aggregate import aggregate_scores
-    from ragmeter.agentic.scoring import TraceScore
-
-    def scored(tid: str, unscored: int) -> TraceScore:
-        return TraceScore(
-            trace_id=tid,
-            where="-",
-            status="scored",
-            n_iterations=1,
-            series={"CG": [1.0]},
-            n_unscored=unscored,
-        )
-
-    counts = aggregate_scores([scored("a", 0), scored("b", 3), scored("c", 0)], names=("CG",)).counts
+    traces = [_scored("a", n_unscored=0), _scored("b", n_unscored=3), _scored("c", n_unscored=0)]
+    counts = aggregate_scores(traces, names=("CG",)).counts
     assert (counts.traces_with_unscored_results, counts.unscored_results) == (1, 3)

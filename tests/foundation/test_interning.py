@@ -12,9 +12,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import ragmeter.agentic.columnar_keys as columnar_keys
 import ragmeter.agentic.columnar_read as columnar_read
-import ragmeter.dedup.text_codes as text_codes
 from ragmeter import interning
 from ragmeter.agentic import evaluate_agentic
 from ragmeter.interning import PyInterner
@@ -132,9 +130,17 @@ def test_the_agentic_fast_path_gives_the_same_json_on_the_python_table(
     path = tmp_path / "traces.jsonl"
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
     compiled = evaluate_agentic(path).to_json_dict()
-    for module in (columnar_read, columnar_keys, text_codes):
-        monkeypatch.setattr(module, "Interner", PyInterner)
+    made: list[PyInterner] = []
+
+    class Counted(PyInterner):
+        def __init__(self) -> None:
+            super().__init__()
+            made.append(self)
+
+    for module in (columnar_read, interning):  # the reader's tables, and the keys' (first_seen_codes)
+        monkeypatch.setattr(module, "Interner", Counted)
     python = evaluate_agentic(path).to_json_dict()
+    assert len(made) >= 3 + 3  # ids, URLs, texts; the keys' domain ids, generic ids, normalised texts
     reference = evaluate_agentic(path, engine="reference").to_json_dict()
     for result in (compiled, python, reference):
         result["provenance"].pop("created_at")

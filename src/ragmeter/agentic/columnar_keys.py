@@ -24,19 +24,7 @@ from ragmeter.dedup.policy import DedupPolicy
 from ragmeter.dedup.text_codes import normalised_codes
 from ragmeter.dedup.url_batch import url_key_codes
 from ragmeter.dedup.vector_dedup import CodedKeys, Ints, dense_codes, first_positions
-from ragmeter.interning import Interner
-
-
-def _canonical(values: Sequence[str | None]) -> tuple[Ints, list[str]]:
-    """Codes of equal values equal (``None`` → -1), and the distinct values by code.
-
-    >>> codes, distinct = _canonical(["b", None, "a", "b"])
-    >>> codes.tolist(), distinct
-    ([0, -1, 1, 0], ['b', 'a'])
-    """
-    table = Interner()
-    codes = np.frombuffer(table.codes(values), np.int32).astype(np.int64) - 1
-    return codes, table.take()[1:]
+from ragmeter.interning import first_seen_codes
 
 
 def _id_texts(values: Sequence[str | int | None], *, domain: bool) -> list[str | None]:
@@ -88,8 +76,8 @@ def run_keys(
     """
     advance = _advance(progress, len(cols.urls) + len(cols.texts))
     id_values = cols.ids.values
-    domain_of_id, domain_values = _canonical(_id_texts(id_values, domain=True))
-    generic_of_id, generic_values = _canonical(_id_texts(id_values, domain=False))
+    domain_of_id, domain_values = first_seen_codes(_id_texts(id_values, domain=True))
+    generic_of_id, generic_values = first_seen_codes(_id_texts(id_values, domain=False))
     # The tables are emptied as they are taken; each distinct text is replaced by its normalised
     # form as it is done, so the two never all coexist.
     urls = cols.urls.take()  # code 0 is None, no other
@@ -188,7 +176,7 @@ def _prefixes(norm_values: list[str], snippet: Ints, lengths: Ints, prefix_chars
     used[snippet[snippet >= 0]] = True
     need = np.flatnonzero(used & (lengths >= prefix_chars))
     out = np.full(len(norm_values), -1, np.int64)
-    out[need], _ = _canonical([norm_values[i][:prefix_chars] for i in need.tolist()])
+    out[need], _ = first_seen_codes([norm_values[i][:prefix_chars] for i in need.tolist()])
     return out
 
 

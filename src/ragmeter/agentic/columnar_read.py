@@ -192,6 +192,10 @@ def _codes() -> array[int]:
     return array("i")
 
 
+def _table() -> Interner:
+    return Interner()  # looked up when called: a test can swap in the Python table
+
+
 @dataclass
 class NativeColumns:
     """The results of the last turn of every trace in a file, as flat columns, and each trace's facts.
@@ -216,9 +220,9 @@ class NativeColumns:
     dropped_iterations: list[int] = field(default_factory=list)
     earlier_turns: list[int] = field(default_factory=list)
     has_good_results: list[bool] = field(default_factory=list)
-    ids: Interner = field(default_factory=Interner)
-    urls: Interner = field(default_factory=Interner)
-    texts: Interner = field(default_factory=Interner)
+    ids: Interner = field(default_factory=_table)
+    urls: Interner = field(default_factory=_table)
+    texts: Interner = field(default_factory=_table)
     domain_id: array[int] = field(default_factory=_codes)
     generic_id: array[int] = field(default_factory=_codes)
     url: array[int] = field(default_factory=_codes)

@@ -34,7 +34,7 @@ from ragmeter.dedup.text_batch import (
     unified_chunk,
 )
 from ragmeter.dedup.vector_dedup import code_firsts
-from ragmeter.interning import Interner
+from ragmeter.interning import first_seen_codes
 
 Ints = npt.NDArray[np.int64]
 
@@ -69,12 +69,9 @@ def normalised_codes(
         spaces.append(chunk_spaces)
         if progress is not None:
             progress(stop - start)
-    table = Interner()
-    codes = np.frombuffer(table.codes(texts), np.int32).astype(np.int64) - 1  # no None: code 0 unused
+    codes, distinct = first_seen_codes(texts)
     firsts = code_firsts(codes)
-    return NormalisedCodes(
-        codes, table.take()[1:], np.concatenate(lengths)[firsts], np.concatenate(spaces)[firsts]
-    )
+    return NormalisedCodes(codes, distinct, np.concatenate(lengths)[firsts], np.concatenate(spaces)[firsts])
 
 
 def _chunk(texts: list[str]) -> tuple[list[str], Ints, Ints]:

@@ -240,11 +240,11 @@ def _parse(layout: _Layout, data: bytes | mmap.mmap, start: int, stop: int, *, t
     reference to ``data`` (both copy every value they keep), so a buffer may be reused
     for the next slice.
     """
-    value = list(layout.types)[-1]  # the score or relevance
     scanned = _scanned(layout, data, start, stop)
     if scanned is not None:
         return scanned
     types = layout.types
+    value = list(types)[-1]  # the score or relevance
     buffer = pa.py_buffer(data)
     try:
         table = pacsv.read_csv(
