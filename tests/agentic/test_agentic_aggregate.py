@@ -120,10 +120,10 @@ def test_unscored_results_count_a_trace_with_one() -> None:
 
 
 def test_the_reasons_for_no_iterations_for_all_good_are_counted_apart() -> None:
-    reasons = ["no good results", "no good results", "unscored gains", None]
+    reasons = ["no good results", "no good results", "no good results", "unscored gains", None]
     traces = [_scored(f"t{i}", iterations_for_all_good_reason=r) for i, r in enumerate(reasons)]
     counts = aggregate_scores(traces, names=("CG",)).counts
-    assert (counts.iterations_for_all_good_undefined, counts.iterations_for_all_good_unscored) == (2, 1)
+    assert (counts.iterations_for_all_good_undefined, counts.iterations_for_all_good_unscored) == (3, 1)
 
 
 def test_redundancy_counts_no_results_for_a_trace_without_r_cum_and_keeps_other_kinds() -> None:
