@@ -111,3 +111,12 @@ def test_traces_given_as_models_are_taken_as_they_are(engine: str) -> None:
     result = evaluate_agentic(models, engine=engine)  # type: ignore[arg-type]
     records = evaluate_agentic(TRACES, engine=engine)  # type: ignore[arg-type]
     assert [t.model_dump() for t in result.traces] == [t.model_dump() for t in records.traces]
+
+
+def test_the_provenance_names_the_python_the_time_in_utc_and_the_threshold() -> None:
+    import platform
+
+    provenance = evaluate_agentic(TRACES, good_threshold=3.0).provenance
+    assert provenance["python"] == platform.python_version()
+    assert provenance["created_at"].endswith("+00:00")
+    assert provenance["settings"]["good_threshold"] == 3.0
