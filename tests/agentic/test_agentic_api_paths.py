@@ -113,10 +113,17 @@ def test_traces_given_as_models_are_taken_as_they_are(engine: str) -> None:
     assert [t.model_dump() for t in result.traces] == [t.model_dump() for t in records.traces]
 
 
-def test_the_provenance_names_the_python_the_time_in_utc_and_the_threshold() -> None:
+def test_the_provenance_names_the_python_the_time_in_utc_and_the_settings() -> None:
     import platform
 
-    provenance = evaluate_agentic(TRACES, good_threshold=3.0).provenance
+    from ragmeter.agentic.metrics import ITERATIONS_CAP
+    from ragmeter.dedup.policy import DedupPolicy
+
+    provenance = evaluate_agentic(TRACES, good_threshold=3.0, search_tools=["web_*"]).provenance
     assert provenance["python"] == platform.python_version()
     assert provenance["created_at"].endswith("+00:00")
-    assert provenance["settings"]["good_threshold"] == 3.0
+    settings = provenance["settings"]
+    assert settings["good_threshold"] == 3.0 and settings["search_tools"] == ["web_*"]
+    assert settings["iterations_cap"] == ITERATIONS_CAP and settings["dedup"] == DedupPolicy().as_dict()
+    assert settings["boilerplate_content_keys"] == 0
+    assert evaluate_agentic(TRACES).provenance["settings"]["search_tools"] is None
