@@ -581,6 +581,9 @@ def test_the_fast_path_takes_native_files_named_as_native(tmp_path: Path) -> Non
     path = _write(tmp_path / "t.jsonl", [_one_trace([{"url": "https://a.org/x"}])])
     assert columnar_applies(path, "native") and columnar_applies(path, "auto")
     assert not columnar_applies(path, "otel")
+    # Named native, a first object without the native keys is still the fast reader's to refuse.
+    odd = _write(tmp_path / "odd.jsonl", [{"id": "t1"}])
+    assert columnar_applies(odd, "native") and not columnar_applies(odd, "auto")
 
 
 def test_traces_given_in_python_are_counted_and_named_by_index() -> None:
