@@ -70,11 +70,16 @@ def test_both_paths_report_preparing_and_scoring(engine: str) -> None:
         assert scoring == [(0, 5), (5, 5)]
 
 
-def test_a_stream_of_unknown_length_reports_no_preparing(tmp_path: Path) -> None:
-    path = tmp_path / "traces.jsonl"
-    path.write_text("".join(json.dumps(t) + "\n" for t in TRACES), encoding="utf-8")
+@pytest.mark.parametrize(("engine", "suffix"), [("reference", ""), ("auto", ".gz")])
+def test_a_stream_of_unknown_length_reports_no_preparing(engine: str, suffix: str, tmp_path: Path) -> None:
+    # A compressed native file is streamed into the fast path's folder, its number of traces unknown.
+    import gzip
+
+    path = tmp_path / f"traces.jsonl{suffix}"
+    text = "".join(json.dumps(t) + "\n" for t in TRACES).encode("utf-8")
+    path.write_bytes(gzip.compress(text) if suffix else text)
     heard: list[str] = []
-    result = evaluate_agentic(path, engine="reference", step_progress=lambda step, *_: heard.append(step))
+    result = evaluate_agentic(path, engine=engine, step_progress=lambda step, *_: heard.append(step))  # type: ignore[arg-type]
     assert len(result.traces) == 5 and api.PREPARING not in heard
 
 
