@@ -662,3 +662,21 @@ def test_a_later_bad_line_is_named_after_a_careful_read(
     with pytest.raises(InputError) as error:
         read_columns(path)
     assert not flagged and ":3: " in str(error.value)
+
+
+@pytest.mark.parametrize(
+    ("policy", "tracked"),
+    [
+        (DedupPolicy(tracking_names=frozenset({"src"})), "https://a.org/x?src=1"),
+        (DedupPolicy(tracking_prefixes=("ref_",)), "https://a.org/x?ref_id=1"),
+    ],
+)
+def test_the_fast_path_keys_urls_with_the_policys_tracking_parameters(
+    policy: DedupPolicy, tracked: str, tmp_path: Path
+) -> None:
+    # No good results and no labels: the columns alone score this trace.
+    path = _write(tmp_path / "t.jsonl", [_one_trace([{"url": "https://a.org/x"}, {"url": tracked}])])
+    fast = evaluate_agentic(path, policy=policy)
+    assert _json(fast) == _json(evaluate_agentic(path, policy=policy, engine="reference"))
+    assert fast.traces[0].duplicates_by_key.get("url") == 1  # the same page under this policy
+    assert evaluate_agentic(path).traces[0].duplicates_by_key.get("url", 0) == 0  # not under the default
