@@ -680,3 +680,27 @@ def test_the_fast_path_keys_urls_with_the_policys_tracking_parameters(
     assert _json(fast) == _json(evaluate_agentic(path, policy=policy, engine="reference"))
     assert fast.traces[0].duplicates_by_key.get("url") == 1  # the same page under this policy
     assert evaluate_agentic(path).traces[0].duplicates_by_key.get("url", 0) == 0  # not under the default
+
+
+@pytest.mark.parametrize(
+    ("text", "content_duplicates"),
+    [
+        # no title: a five-word snippet is five words, one short of a content key
+        ({"snippet": "internationalization considerations matter greatly everywhere"}, 0),
+        # a one-letter snippet is a word and a character of the content key
+        ({"title": "internationalization considerations matter greatly everywhere", "snippet": "x"}, 1),
+        # exactly the 40 characters a content key needs (4 + 36)
+        ({"title": "abcd", "snippet": "aaaaaa bbbbbb cccccc dddddd eeeeeeee"}, 1),
+        ({"title": "abc", "snippet": "aaaaaa bbbbbb cccccc dddddd eeeeeeee"}, 0),  # 39
+    ],
+)
+def test_the_content_keys_limits_on_the_fast_path(
+    text: dict[str, str], content_duplicates: int, tmp_path: Path
+) -> None:
+    path = _write(
+        tmp_path / "t.jsonl",
+        [_one_trace([{"url": "https://a.org/1", **text}, {"url": "https://b.org/2", **text}])],
+    )
+    fast = evaluate_agentic(path)
+    assert _json(fast) == _json(evaluate_agentic(path, engine="reference"))
+    assert fast.traces[0].duplicates_by_key.get("content", 0) == content_duplicates
