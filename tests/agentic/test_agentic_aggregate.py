@@ -111,3 +111,26 @@ def test_traces_with_unscored_results_are_those_with_at_least_one() -> None:
     traces = [_scored("a", n_unscored=0), _scored("b", n_unscored=3), _scored("c", n_unscored=0)]
     counts = aggregate_scores(traces, names=("CG",)).counts
     assert (counts.traces_with_unscored_results, counts.unscored_results) == (1, 3)
+
+
+def test_unscored_results_count_a_trace_with_one() -> None:
+    traces = [_scored("a", n_unscored=1), _scored("b", n_unscored=3), _scored("c", n_unscored=0)]
+    counts = aggregate_scores(traces, names=("CG",)).counts
+    assert (counts.traces_with_unscored_results, counts.unscored_results) == (2, 4)
+
+
+def test_the_reasons_for_no_iterations_for_all_good_are_counted_apart() -> None:
+    reasons = ["no good results", "no good results", "no good results", "unscored gains", None]
+    traces = [_scored(f"t{i}", iterations_for_all_good_reason=r) for i, r in enumerate(reasons)]
+    counts = aggregate_scores(traces, names=("CG",)).counts
+    assert (counts.iterations_for_all_good_undefined, counts.iterations_for_all_good_unscored) == (3, 1)
+
+
+def test_redundancy_counts_no_results_for_a_trace_without_r_cum_and_keeps_other_kinds() -> None:
+    traces = [
+        _scored("a", at_n={"CG": 1.0, "R_cum": 4.0}, duplicates_by_key={"url": 1}),
+        _scored("b", at_n={"CG": 1.0}, duplicates_by_key={"another kind": 2}),
+    ]
+    redundancy = aggregate_scores(traces, names=("CG",)).redundancy
+    assert (redundancy.results, redundancy.duplicates) == (4, 3)
+    assert redundancy.by_key["another kind"] == 2 and redundancy.by_key["url"] == 1

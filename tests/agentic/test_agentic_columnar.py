@@ -581,6 +581,9 @@ def test_the_fast_path_takes_native_files_named_as_native(tmp_path: Path) -> Non
     path = _write(tmp_path / "t.jsonl", [_one_trace([{"url": "https://a.org/x"}])])
     assert columnar_applies(path, "native") and columnar_applies(path, "auto")
     assert not columnar_applies(path, "otel")
+    # Named native, a first object without the native keys is still the fast reader's to refuse.
+    odd = _write(tmp_path / "odd.jsonl", [{"id": "t1"}])
+    assert columnar_applies(odd, "native") and not columnar_applies(odd, "auto")
 
 
 def test_traces_given_in_python_are_counted_and_named_by_index() -> None:
@@ -659,3 +662,45 @@ def test_a_later_bad_line_is_named_after_a_careful_read(
     with pytest.raises(InputError) as error:
         read_columns(path)
     assert not flagged and ":3: " in str(error.value)
+
+
+@pytest.mark.parametrize(
+    ("policy", "tracked"),
+    [
+        (DedupPolicy(tracking_names=frozenset({"src"})), "https://a.org/x?src=1"),
+        (DedupPolicy(tracking_prefixes=("ref_",)), "https://a.org/x?ref_id=1"),
+    ],
+)
+def test_the_fast_path_keys_urls_with_the_policys_tracking_parameters(
+    policy: DedupPolicy, tracked: str, tmp_path: Path
+) -> None:
+    # No good results and no labels: the columns alone score this trace.
+    path = _write(tmp_path / "t.jsonl", [_one_trace([{"url": "https://a.org/x"}, {"url": tracked}])])
+    fast = evaluate_agentic(path, policy=policy)
+    assert _json(fast) == _json(evaluate_agentic(path, policy=policy, engine="reference"))
+    assert fast.traces[0].duplicates_by_key.get("url") == 1  # the same page under this policy
+    assert evaluate_agentic(path).traces[0].duplicates_by_key.get("url", 0) == 0  # not under the default
+
+
+@pytest.mark.parametrize(
+    ("text", "content_duplicates"),
+    [
+        # no title: a five-word snippet is five words, one short of a content key
+        ({"snippet": "internationalization considerations matter greatly everywhere"}, 0),
+        # a one-letter snippet is a word and a character of the content key
+        ({"title": "internationalization considerations matter greatly everywhere", "snippet": "x"}, 1),
+        # exactly the 40 characters a content key needs (4 + 36)
+        ({"title": "abcd", "snippet": "aaaaaa bbbbbb cccccc dddddd eeeeeeee"}, 1),
+        ({"title": "abc", "snippet": "aaaaaa bbbbbb cccccc dddddd eeeeeeee"}, 0),  # 39
+    ],
+)
+def test_the_content_keys_limits_on_the_fast_path(
+    text: dict[str, str], content_duplicates: int, tmp_path: Path
+) -> None:
+    path = _write(
+        tmp_path / "t.jsonl",
+        [_one_trace([{"url": "https://a.org/1", **text}, {"url": "https://b.org/2", **text}])],
+    )
+    fast = evaluate_agentic(path)
+    assert _json(fast) == _json(evaluate_agentic(path, engine="reference"))
+    assert fast.traces[0].duplicates_by_key.get("content", 0) == content_duplicates

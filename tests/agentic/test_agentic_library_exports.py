@@ -224,6 +224,22 @@ def test_an_export_reports_its_import_and_preparation(
     assert [s for s, _, _ in heard] == steps
 
 
+@pytest.mark.parametrize("engine", ["auto", "reference"])
+def test_an_export_reports_its_reading_and_import_on_both_paths(genai_export: Path, engine: str) -> None:
+    from ragmeter.agentic import api
+
+    heard: list[tuple[str, int, int]] = []
+    evaluate_agentic(
+        genai_export,
+        engine=engine,  # type: ignore[arg-type]
+        read_progress=lambda done, total: heard.append(("reading", done, total)),
+        step_progress=lambda *step: heard.append(step),
+    )
+    size = genai_export.stat().st_size
+    assert ("reading", size, size) in heard
+    assert any(step == api.IMPORTING for step, _, _ in heard)
+
+
 def test_the_command_shows_the_import_and_preparation_in_a_ci_log(
     genai_export: Path, cli: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -25,6 +25,8 @@ CASES = [
     (b"q1 Q0 d\xc2\x85 1 2.5 r\n", 1, False, False),  # U+0085, a C1 control
     (b"q1 Q0 d\x0b 1 2.5 r\n", 1, False, False),  # vertical tab: white space to trec_eval
     (b"q1 Q0 d\r1 1 2.5 r\n", 1, False, False),  # a carriage return inside a line
+    # a lone carriage return between two lines: pyarrow ends a row there, trec_eval does not
+    (b"q1 Q0 d1 1 2.5 r\rq1 Q0 d2 2 1.5 r\n", 2, False, False),
     (b"q1\tQ0\td 1\t1\t2.5\tr\n", 1, True, False),  # a space in a tab-separated file
     (b"q1 Q0  d1 1 2.5 r\n", 1, False, False),  # two delimiters: an empty field
     (b"q1 Q0 d1 1 2.5 r \n", 1, False, False),  # a trailing delimiter

@@ -226,3 +226,12 @@ def test_trec_compat_truncates_a_fractional_relevance_as_atol_does(tmp_path: Pat
     path = tmp_path / "qrels"
     path.write_text("q1 0 a 1.9\nq1 0 b -1.5\nq1 0 c 2e1\nq1 0 d 3\n")
     assert read_qrels(path, trec_compat=True).rel.tolist() == [1.0, -1.0, 2.0, 3.0]
+
+
+@pytest.mark.parametrize("parser", ["scan", "pyarrow"])
+def test_a_lone_carriage_return_does_not_end_a_line(parser: str) -> None:
+    # Found by the property test above: pyarrow ends a row at a lone \r, trec_eval does not
+    # (the second line's words are extra words of the first).
+    text = "q1 Q0 doc-3 1 3.1220436356282407e-280 tag\rq1 Q0 doc-3 1 0.0 tag\n"
+    _agree(text, read_run, read_run_exact, False, parser)
+    _agree(text.replace("3.1220436356282407e-280", "2.5"), read_run, read_run_exact, True, parser)

@@ -45,10 +45,14 @@ def plain(
     newlines = rows - (0 if int(arr[stop - 1]) == 10 else 1)
     expected = rows * (fields - 1) + newlines
     # The usual file, printable ASCII between its delimiters, in one pass: pyarrow's split
-    # holds exactly ``expected`` delimiters and newlines, so any other byte outside
+    # holds exactly ``expected`` delimiters and row ends, so any other byte outside
     # 0x21..0x7E (a space in a tab-separated file, a control, DEL, a non-ASCII byte) makes
-    # the count larger; then the checks below say whether that byte is allowed.
-    if _low_bytes(arr, start, stop, limit=33, printable=True) == (expected, 0):
+    # the count larger; then the checks below say whether that byte is allowed. A row end
+    # is a newline, or a lone carriage return (pyarrow's, not trec_eval's): that one is
+    # looked for apart.
+    if _low_bytes(arr, start, stop, limit=33, printable=True) == (expected, 0) and (
+        data.find(b"\r", start, stop) < 0
+    ):
         return True
     if data.find(b"\x7f", start, stop) >= 0 or (tab and data.find(b" ", start, stop) >= 0):
         return False
