@@ -704,3 +704,9 @@ def test_the_content_keys_limits_on_the_fast_path(
     fast = evaluate_agentic(path)
     assert _json(fast) == _json(evaluate_agentic(path, engine="reference"))
     assert fast.traces[0].duplicates_by_key.get("content", 0) == content_duplicates
+
+
+def test_a_file_that_cannot_be_read_is_named_with_the_reason(tmp_path: Path) -> None:
+    with pytest.raises(InputError, match=r"cannot read file \(Is a directory\)") as caught:
+        read_columns(tmp_path)
+    assert caught.value.where == str(tmp_path)
